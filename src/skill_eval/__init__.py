@@ -1,0 +1,3 @@
+"""skill-eval: re-runnable evidence that Agent Skills work."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from skill_eval.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,215 @@
+"""The host configuration: `skill-eval.toml`, or `[tool.skill-eval]` in pyproject.toml.
+
+Everything generic about the subject tool lives in SubjectProfile, so graders, the
+shim and the checks work for any verdict-producing CLI, not only abicheck.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skill_eval import schemas, strict
+from skill_eval.errors import ConfigError
+
+CONFIG_NAME = "skill-eval.toml"
+SPECIAL_OUTCOMES = frozenset({"green", "not_comparable", "tool_error", "usage_error", "gate"})
+
+
+@dataclass(frozen=True)
+class InvocationClass:
+    name: str
+    command: str
+    require_all: tuple[str, ...] = ()
+    require_any: tuple[str, ...] = ()
+    forbid: tuple[str, ...] = ()
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class SubjectProfile:
+    name: str
+    verdicts: tuple[str, ...]
+    green: frozenset[str]
+    exit_codes: dict[int, str]
+    report_format: str
+    verdict_path: str
+    evidence_commands: tuple[str, ...]
+    format_dest_options: tuple[str, ...] = ()
+    path_options: tuple[str, ...] = ()
+    directory_options: tuple[str, ...] = ()
+    stdout_token: str = "-"
+    consumer_verdict_paths: tuple[str, ...] = ()
+    evidence_path: str | None = None
+    side_digest_paths: tuple[str, ...] = ()
+    kinds_path: str | None = None
+    suppression_flags: tuple[str, ...] = ()
+    scoping_flags: tuple[str, ...] = ()
+    invocation_classes: dict[str, InvocationClass] = field(default_factory=dict)
+    cli_reference: str | None = None
+    surface_files: tuple[str, ...] = ()
+    real_env: str = "SKILL_EVAL_REAL"
+    package: str | None = None
+    version: str | None = None
+
+    def severity(self, verdict: str) -> int:
+        """Ordinal position in the verdict ladder (0 = least severe)."""
+        return self.verdicts.index(verdict)
+
+    def is_green(self, verdict: str | None) -> bool:
+        return verdict is not None and verdict in self.green
+
+
+@dataclass(frozen=True)
+class AgentDefaults:
+    adapter: str = "claude-code"
+    model: str | None = None
+    max_turns: int = 40
+    timeout_seconds: float = 900.0
+    max_cost_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    trigger_min_precision: float = 0.8
+    trigger_min_recall: float = 0.8
+    trigger_min_negative_accuracy: float = 0.8
+    trigger_min_score: float = 1.0
+    trigger_min_margin: float = 0.0
+    cost_regression: float = 0.10
+    bootstrap_samples: int = 2000
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path
+    source: Path  # the file the config came from
+    skills_source: str
+    skills_shared: str
+    published: tuple[str, ...]
+    extension_keys: frozenset[str]
+    body_warn_lines: int
+    evals_root: str
+    k: int
+    harness: tuple[str, ...]
+    max_bundle_file_bytes: int
+    subject: SubjectProfile
+    agent: AgentDefaults
+    thresholds: Thresholds
+    raw: dict[str, Any]
+
+    def path(self, rel: str) -> Path:
+        return self.root / rel
+
+    @property
+    def evals_dir(self) -> Path:
+        return self.root / self.evals_root
+
+
+def find_root(start: Path | None = None) -> Path:
+    """The nearest ancestor holding skill-eval.toml or a pyproject with [tool.skill-eval]."""
+    here = (start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / CONFIG_NAME).is_file():
+            return candidate
+        pyproject = candidate / "pyproject.toml"
+        if pyproject.is_file() and "skill-eval" in strict.load_toml(pyproject).get("tool", {}):
+            return candidate
+    raise ConfigError(
+        f"no {CONFIG_NAME} (or [tool.skill-eval] in pyproject.toml) here or in any parent of {here}",
+        fix="run inside a configured repository, pass --root, or run `skill-eval init`",
+    )
+
+
+def load(root: Path | None = None) -> Config:
+    root = find_root(root) if root is None or not _has_config(root) else root.resolve()
+    path = root / CONFIG_NAME
+    if path.is_file():
+        raw = strict.load_toml(path)
+    else:
+        path = root / "pyproject.toml"
+        raw = strict.load_toml(path).get("tool", {}).get("skill-eval")
+        if raw is None:
+            raise ConfigError(f"no {CONFIG_NAME} and no [tool.skill-eval] table", source=root)
+    schemas.validate(raw, "config", path)
+    return _build(root, path, raw)
+
+
+def _has_config(root: Path) -> bool:
+    return (root / CONFIG_NAME).is_file() or (root / "pyproject.toml").is_file()
+
+
+def _build(root: Path, source: Path, raw: dict[str, Any]) -> Config:
+    s = raw["subject"]
+    verdicts = tuple(s["verdicts"])
+    for g in s["green"]:
+        if g not in verdicts:
+            raise ConfigError(f"subject.green names {g!r}, which is not in subject.verdicts", source=source)
+    exit_codes: dict[int, str] = {}
+    for code, meaning in s["exit_codes"].items():
+        if meaning not in verdicts and meaning not in SPECIAL_OUTCOMES:
+            raise ConfigError(
+                f"subject.exit_codes.{code} = {meaning!r} is neither a verdict nor one of {sorted(SPECIAL_OUTCOMES)}",
+                source=source,
+            )
+        exit_codes[int(code)] = meaning
+    classes = {
+        name: InvocationClass(
+            name=name,
+            command=spec["command"],
+            require_all=tuple(spec.get("require_all", ())),
+            require_any=tuple(spec.get("require_any", ())),
+            forbid=tuple(spec.get("forbid", ())),
+            description=spec.get("description", ""),
+        )
+        for name, spec in s.get("invocation_classes", {}).items()
+    }
+    report = s["report"]
+    outputs = s["outputs"]
+    surface = s.get("surface", {})
+    subject = SubjectProfile(
+        name=s["name"],
+        verdicts=verdicts,
+        green=frozenset(s["green"]),
+        exit_codes=exit_codes,
+        report_format=report["format"],
+        verdict_path=report["verdict_path"],
+        evidence_commands=tuple(s["evidence_commands"]),
+        format_dest_options=tuple(outputs.get("format_dest", ())),
+        path_options=tuple(outputs.get("path", ())),
+        directory_options=tuple(outputs.get("directory", ())),
+        stdout_token=outputs.get("stdout_token", "-"),
+        consumer_verdict_paths=tuple(report.get("consumer_verdict_paths", ())),
+        evidence_path=report.get("evidence_path"),
+        side_digest_paths=tuple(report.get("side_digest_paths", ())),
+        kinds_path=report.get("kinds_path"),
+        suppression_flags=tuple(s.get("suppression_flags", ())),
+        scoping_flags=tuple(s.get("scoping_flags", ())),
+        invocation_classes=classes,
+        cli_reference=surface.get("cli_reference"),
+        surface_files=tuple(surface.get("files", ())),
+        real_env=s.get("real_env", "SKILL_EVAL_REAL"),
+        package=s.get("package"),
+        version=s.get("version"),
+    )
+    skills = raw["skills"]
+    evals = raw["evals"]
+    source_dir = skills["source"]
+    return Config(
+        root=root,
+        source=source,
+        skills_source=source_dir,
+        skills_shared=skills.get("shared", f"{source_dir}/shared"),
+        published=tuple(skills["published"]),
+        extension_keys=frozenset(skills.get("extension_keys", ())),
+        body_warn_lines=skills.get("body_warn_lines", 500),
+        evals_root=evals["root"],
+        k=evals.get("k", 3),
+        harness=tuple(evals.get("harness", ())),
+        max_bundle_file_bytes=evals.get("max_bundle_file_bytes", 32 * 1024 * 1024),
+        subject=subject,
+        agent=AgentDefaults(**raw.get("agent", {})),
+        thresholds=Thresholds(**raw.get("thresholds", {})),
+        raw=raw,
+    )

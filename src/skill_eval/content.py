@@ -1,0 +1,210 @@
+"""Typed, validated views of the evaluation content under the evals root.
+
+scenarios.yaml, ground_truth.json, trigger_corpus.yaml and rubric.yaml are each read
+strictly, validated against their schema, then cross-checked (a scenario must name a
+real skill, fixture and invocation class). One fact lives in one place: Category A
+scenarios take their expected verdict from ground truth, never restating it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skill_eval import schemas, strict
+from skill_eval.config import Config
+from skill_eval.errors import ConfigError
+
+SCENARIOS = "scenarios.yaml"
+GROUND_TRUTH = "ground_truth.json"
+TRIGGER_CORPUS = "trigger_corpus.yaml"
+RUBRIC = "rubric.yaml"
+FIXTURES = "fixtures"
+UNCERTAINTY_KINDS = ("not_comparable", "evidence_too_shallow", "matrix_target_unrun", "contract_coverage_incomplete")
+
+
+@dataclass(frozen=True)
+class TruthCase:
+    id: str
+    record: dict[str, Any]
+
+    @property
+    def expected(self) -> str | None:
+        return self.record["expected"]
+
+    @property
+    def expected_exit(self) -> int:
+        return self.record["expected_exit"]
+
+    @property
+    def min_evidence(self) -> tuple[str, ...]:
+        return tuple(self.record["min_evidence"])
+
+    @property
+    def consumer_expected(self) -> str | None:
+        return self.record.get("consumer_expected")
+
+    @property
+    def targets(self) -> dict[str, dict[str, Any]]:
+        return self.record.get("targets", {})
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    skill: str
+    category: str
+    status: str
+    prompt: str
+    fixture: str
+    invocation_class: str
+    record: dict[str, Any]
+    probe: str | None = None
+    setup: tuple[tuple[str, ...], ...] = ()
+    actions: tuple[tuple[str, ...], ...] = ()
+    oracle: dict[str, dict[str, Any]] = field(default_factory=dict)
+    expected: dict[str, Any] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.status == "ready"
+
+    def expected_verdict(self, truth: TruthCase) -> str | None:
+        """Category A resolves from ground truth; Category B states it explicitly."""
+        if self.category == "A" or self.expected is None:
+            return truth.expected
+        return self.expected["verdict"]
+
+    @property
+    def uncertainty(self) -> str | None:
+        return (self.expected or {}).get("uncertainty")
+
+
+@dataclass(frozen=True)
+class TriggerPrompt:
+    id: str
+    prompt: str
+    expected_skill: str | None
+
+
+@dataclass(frozen=True)
+class Dimension:
+    id: int
+    name: str
+    grader: str
+    gate: str
+    stage: str
+    description: str
+
+
+@dataclass(frozen=True)
+class Rubric:
+    version: str
+    dimensions: tuple[Dimension, ...]
+
+    def by_id(self, dim: int) -> Dimension:
+        return next(d for d in self.dimensions if d.id == dim)
+
+    @property
+    def zero_tolerance(self) -> tuple[int, ...]:
+        return tuple(sorted(d.id for d in self.dimensions if d.gate == "zero_tolerance"))
+
+
+def _load_any(path: Path) -> Any:
+    return strict.load_json(path) if path.suffix == ".json" else strict.load_yaml(path)
+
+
+def load_ground_truth(cfg: Config) -> dict[str, TruthCase]:
+    path = cfg.evals_dir / GROUND_TRUTH
+    raw = schemas.validate(strict.load_json(path), "ground_truth", path)
+    verdicts = set(cfg.subject.verdicts)
+    cases = {}
+    for case_id, rec in raw["cases"].items():
+        for key in ("expected", "consumer_expected"):
+            value = rec.get(key)
+            if value is not None and value not in verdicts:
+                raise ConfigError(
+                    f"cases.{case_id}.{key} = {value!r} is not a subject verdict", source=path,
+                    fix=f"use one of {', '.join(cfg.subject.verdicts)} or null",
+                )
+        if not (cfg.evals_dir / FIXTURES / case_id).is_dir():
+            raise ConfigError(f"cases.{case_id}: fixture directory {FIXTURES}/{case_id}/ is missing", source=path)
+        cases[case_id] = TruthCase(case_id, rec)
+    return cases
+
+
+def load_scenarios(cfg: Config, *, skills: set[str] | None = None, truth: dict[str, TruthCase] | None = None) -> list[Scenario]:
+    """Load and cross-check scenarios.yaml. `skills` (known skill names) enables the skill check."""
+    path = cfg.evals_dir / SCENARIOS
+    raw = schemas.validate(strict.load_yaml(path), "scenarios", path)
+    truth = truth if truth is not None else load_ground_truth(cfg)
+    seen: set[str] = set()
+    out = []
+    for i, rec in enumerate(raw["scenarios"]):
+        where = f"scenarios[{i}] ({rec['id']})"
+        if rec["id"] in seen:
+            raise ConfigError(f"{where}: duplicate scenario id", source=path)
+        seen.add(rec["id"])
+        if rec["fixture"] not in truth:
+            raise ConfigError(
+                f"{where}: fixture {rec['fixture']!r} has no ground-truth case (and so no fixture)",
+                source=path, fix=f"add it to {GROUND_TRUTH} and {FIXTURES}/",
+            )
+        if not (cfg.evals_dir / FIXTURES / rec["fixture"]).is_dir():
+            raise ConfigError(f"{where}: fixture directory {FIXTURES}/{rec['fixture']}/ is missing", source=path)
+        if skills is not None and rec["skill"] not in skills:
+            raise ConfigError(f"{where}: skill {rec['skill']!r} does not exist in {cfg.skills_source}/", source=path)
+        if rec["invocation_class"] not in cfg.subject.invocation_classes:
+            raise ConfigError(
+                f"{where}: invocation_class {rec['invocation_class']!r} is not in subject.invocation_classes",
+                source=path, fix=f"use one of {', '.join(sorted(cfg.subject.invocation_classes))}",
+            )
+        expected = rec.get("expected")
+        if expected is not None:
+            for key in ("verdict", "consumer_verdict"):
+                value = expected.get(key)
+                if value is not None and value not in cfg.subject.verdicts:
+                    raise ConfigError(f"{where}: expected.{key} {value!r} is not a subject verdict", source=path)
+        actions = tuple(tuple(a) for a in rec.get("actions", ()))
+        oracle = rec.get("oracle", {})
+        for name, spec in oracle.items():
+            if spec["action"] >= len(actions):
+                raise ConfigError(f"{where}: oracle {name!r} names action {spec['action']}, which does not exist", source=path)
+        out.append(
+            Scenario(
+                id=rec["id"], skill=rec["skill"], category=rec["category"], status=rec["status"],
+                prompt=rec["prompt"], fixture=rec["fixture"], invocation_class=rec["invocation_class"],
+                record=rec, probe=rec.get("probe"),
+                setup=tuple(tuple(a) for a in rec.get("setup", ())), actions=actions,
+                oracle=oracle, expected=expected,
+            )
+        )
+    return out
+
+
+def load_trigger_corpus(cfg: Config, *, skills: set[str] | None = None) -> list[TriggerPrompt]:
+    path = cfg.evals_dir / TRIGGER_CORPUS
+    raw = schemas.validate(strict.load_yaml(path), "trigger_corpus", path)
+    seen: set[str] = set()
+    out = []
+    for rec in raw["prompts"]:
+        if rec["id"] in seen:
+            raise ConfigError(f"duplicate prompt id {rec['id']!r}", source=path)
+        seen.add(rec["id"])
+        if skills is not None and rec["expected_skill"] is not None and rec["expected_skill"] not in skills:
+            raise ConfigError(f"prompt {rec['id']}: expected_skill {rec['expected_skill']!r} does not exist", source=path)
+        out.append(TriggerPrompt(rec["id"], rec["prompt"], rec["expected_skill"]))
+    if not any(p.expected_skill is None for p in out):
+        raise ConfigError("the trigger corpus has no negative prompt (expected_skill: null)", source=path,
+                          fix="add out-of-scope prompts no skill should claim; precision is meaningless without them")
+    return out
+
+
+def load_rubric(cfg: Config) -> Rubric:
+    path = cfg.evals_dir / RUBRIC
+    raw = schemas.validate(strict.load_yaml(path), "rubric", path)
+    dims = tuple(sorted((Dimension(**d) for d in raw["dimensions"]), key=lambda d: d.id))
+    if [d.id for d in dims] != [1, 2, 3, 4, 5, 6]:
+        raise ConfigError("dimensions must be exactly 1..6, once each", source=path)
+    return Rubric(raw["version"], dims)

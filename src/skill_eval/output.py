@@ -1,0 +1,15 @@
+"""Printing results for people (short lines) or machines (`--json`, one object)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+def emit(args: Any, text_lines: list[str], payload: dict[str, Any]) -> None:
+    if getattr(args, "json", False):
+        sys.stdout.write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    else:
+        for line in text_lines:
+            print(line)
