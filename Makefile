@@ -1,0 +1,40 @@
+# Thin targets over nox; each bootstraps .venv on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+NOX := $(VENV)/bin/nox
+
+.PHONY: pr test lint e2e pack generate eval-risk eval-full scorecard clean
+
+$(VENV)/.bootstrapped: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet nox==2026.10.20 -e '.[dev]'
+	touch $@
+
+pr: $(VENV)/.bootstrapped   ## the main job: every pr-profile check on this repository
+	$(NOX) -s pr
+
+test: $(VENV)/.bootstrapped   ## the test suite
+	$(NOX) -s tests
+
+lint: $(VENV)/.bootstrapped
+	$(NOX) -s lint
+
+e2e: $(VENV)/.bootstrapped   ## real agent CLIs against scripted model servers
+	$(NOX) -s e2e
+
+generate: $(VENV)/.bootstrapped   ## regenerate the published skill trees
+	$(VENV)/bin/skill-eval generate
+
+pack: $(VENV)/.bootstrapped   ## regenerate the published trees and the evaluation pack
+	$(VENV)/bin/skill-eval generate
+	$(VENV)/bin/skill-eval pack
+
+eval-risk: $(VENV)/.bootstrapped   ## record fresh evidence for the risk suite of what changed since main
+	$(VENV)/bin/skill-eval run --suite risk --base $$(git merge-base HEAD main 2>/dev/null || echo HEAD)
+
+eval-full: $(VENV)/.bootstrapped
+	$(VENV)/bin/skill-eval run --suite full
+
+clean:
+	rm -rf .nox .pytest_cache .ruff_cache

@@ -1,0 +1,282 @@
+"""Claude Code: `claude -p --output-format stream-json --verbose`, tier-1 activation.
+
+Measured against 2.1.197 (research/agent-cli/REPORT.md §1):
+- activation is an `assistant` tool_use named `Skill` with `input.skill`, confirmed by a
+  `user` tool_result "Launching skill: <name>" (`tool_use_result.commandName`); an unknown
+  name comes back as `<tool_use_error>Unknown skill: ...</tool_use_error>`, is_error true;
+- each content block arrives as its own `assistant` line (same message id), so turns are
+  counted from the `result` line (`num_turns`), falling back to distinct message ids;
+- the `result` line ends the run; `subtype` is `success`, `error_max_turns`,
+  `error_max_budget_usd` or `error_during_execution`. A run denied a tool still ends
+  `success`, listing it in `permission_denials` — turned into run_error here;
+- `--include-partial-messages` adds `stream_event` lines; they duplicate the complete
+  `assistant` lines and are ignored.
+A `/skill` typed as the prompt never appears in the stream (REPORT §1 item 3): the runner
+must not rely on this parser for user-invoked skills.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from skill_eval.adapters import base
+from skill_eval.adapters.base import (
+    ERR_AGENT,
+    ERR_BUDGET,
+    ERR_INCOMPLETE,
+    ERR_MAX_TURNS,
+    ERR_PERMISSION,
+    ERR_SKILL_NOT_LOADED,
+    ERR_STREAM,
+    ERR_TOOL_MISSING,
+    ERR_UNKNOWN_SKILL,
+    Adapter,
+    EventBuilder,
+    NormalizedRun,
+    PendingCall,
+    SkillPaths,
+    as_text,
+    int_or_zero,
+)
+
+_UNKNOWN_SKILL = re.compile(r"Unknown skill:\s*(\S+?)(?:</tool_use_error>|\s|$)")
+_NO_SUCH_TOOL = re.compile(r"No such tool available:\s*([\w.:-]+)")
+# Texts Claude Code puts in a tool_result when a permission check (not the command) failed.
+_DENIAL_MARKERS = (
+    "was blocked. For security",
+    "Permission to use",
+    "haven't granted it yet",
+    "requires approval",
+    "permission denied by user",
+)
+_READ_TOOLS = {"Read": "file_path", "NotebookRead": "notebook_path"}
+
+_RESULT_SUBTYPES = {
+    "success": (base.STOP_COMPLETED, None),
+    "error_max_turns": (base.STOP_MAX_TURNS, ERR_MAX_TURNS),
+    "error_max_budget_usd": (base.STOP_BUDGET, ERR_BUDGET),
+    "error_during_execution": (base.STOP_ERROR, ERR_AGENT),
+}
+
+
+class ClaudeCodeAdapter(Adapter):
+    name = "claude-code"
+    tier = base.TIER_AGENT
+    executable = "claude"
+
+    def skill_dirs(self, home: Path, workdir: Path) -> list[Path]:
+        return [workdir / ".claude" / "skills", home / ".claude" / "skills"]
+
+    def build_command(
+        self,
+        prompt: str,
+        *,
+        model: str | None,
+        max_turns: int,
+        binary: str | None = None,
+        base_url: str | None = None,
+        workdir: Path | None = None,
+        home: Path | None = None,
+    ) -> list[str]:
+        # --verbose is mandatory with stream-json under -p; --dangerously-skip-permissions
+        # because the runner's sandbox is the boundary and a default-mode run silently loses
+        # its Bash writes (permission_denials). Root needs IS_SANDBOX=1 (see env()).
+        argv = [
+            base.require_binary(binary, self.executable),
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--max-turns",
+            str(max_turns),
+            "--dangerously-skip-permissions",
+        ]
+        if model:
+            argv += ["--model", model]
+        argv.append(prompt)
+        return argv
+
+    def env(
+        self,
+        *,
+        home: Path,
+        workdir: Path,
+        base_url: str | None = None,
+        credentials: Mapping[str, str] | None = None,
+    ) -> dict[str, str]:
+        env = {
+            "HOME": str(home),
+            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            # bundled skills (deep-research, verify, ...) would compete with the evaluated ones
+            "CLAUDE_CODE_DISABLE_BUNDLED_SKILLS": "1",
+            "IS_SANDBOX": "1",
+        }
+        if base_url:
+            env["ANTHROPIC_BASE_URL"] = base_url
+            env["ANTHROPIC_API_KEY"] = base.SCRIPTED_DUMMY_KEY
+        elif credentials:
+            for var in self.credential_vars():
+                if var in credentials:
+                    env[var] = credentials[var]
+        return env
+
+    def credential_vars(self) -> tuple[str, ...]:
+        return ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+
+    def parse(
+        self,
+        raw: bytes,
+        skill_roots: Sequence[str | os.PathLike[str]] = (),
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        installed_skills: Sequence[str] | None = None,
+    ) -> NormalizedRun:
+        b = EventBuilder(SkillPaths(skill_roots, cwd))
+        pending: dict[str, PendingCall] = {}
+        message_ids: set[str] = set()
+        last_text = ""
+        result: dict[str, Any] | None = None
+        version = model = None
+        for n, obj, err in base.iter_json_lines(raw, "claude stream"):
+            if obj is None:
+                b.error(ERR_STREAM, err or f"line {n}")
+                continue
+            kind = obj.get("type")
+            if kind == "system" and obj.get("subtype") == "init":
+                version = obj.get("claude_code_version")
+                model = obj.get("model")
+                _check_init(b, obj, installed_skills)
+            elif kind == "assistant":
+                msg = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+                if isinstance(msg.get("id"), str):
+                    message_ids.add(msg["id"])
+                for block in msg.get("content") or []:
+                    if not isinstance(block, dict):
+                        continue
+                    if block.get("type") == "text" and isinstance(block.get("text"), str):
+                        b.message("assistant", block["text"])
+                        last_text = block["text"]
+                    elif block.get("type") == "tool_use":
+                        call_id = str(block.get("id", ""))
+                        tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
+                        pending[call_id] = PendingCall(str(block.get("name", "")), tool_input)
+                        b.tool_call(call_id, str(block.get("name", "")), tool_input)
+            elif kind == "user":
+                msg = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+                content = msg.get("content")
+                if not isinstance(content, list):
+                    continue
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "tool_result":
+                        _tool_result(b, block, obj.get("tool_use_result"), pending)
+            elif kind == "result":
+                result = obj
+        if result is None:
+            b.error(ERR_INCOMPLETE, "no result event (the agent was killed, timed out or crashed)")
+            return b.finish(
+                final_text=last_text,
+                stop_reason=base.STOP_INCOMPLETE,
+                tokens_in=None,
+                tokens_out=None,
+                turns=len(message_ids),
+                agent_version=version,
+                model=model,
+            )
+        return _finish(b, result, last_text, len(message_ids), version, model)
+
+
+def _check_init(b: EventBuilder, init: dict[str, Any], installed: Sequence[str] | None) -> None:
+    if not installed:
+        return
+    tools = init.get("tools") if isinstance(init.get("tools"), list) else []
+    if "Skill" not in tools:
+        b.error(ERR_TOOL_MISSING, "Skill (the agent cannot activate skills: --bare or --disable-slash-commands?)")
+    loaded = init.get("skills") if isinstance(init.get("skills"), list) else []
+    for skill in installed:
+        if skill not in loaded:
+            b.error(ERR_SKILL_NOT_LOADED, f"{skill} is installed but not in the agent's skill list")
+
+
+def _tool_result(b: EventBuilder, block: dict[str, Any], meta: Any, pending: dict[str, PendingCall]) -> None:
+    call_id = str(block.get("tool_use_id", ""))
+    output = as_text(block.get("content"))
+    is_error = bool(block.get("is_error"))
+    b.tool_result(call_id, is_error, output)
+    call = pending.pop(call_id, None)
+    tool = call.tool if call else ""
+    tool_input = call.input if call else {}
+    missing = _NO_SUCH_TOOL.search(output) if is_error else None
+    if missing:
+        b.error(ERR_TOOL_MISSING, f"{missing.group(1)} ({output.strip()[:200]})")
+        return
+    if is_error and any(m in output for m in _DENIAL_MARKERS):
+        b.error(ERR_PERMISSION, f"{tool or 'tool'} call {call_id}")
+        return
+    if tool == "Skill":
+        name = tool_input.get("skill")
+        if is_error:
+            unknown = _UNKNOWN_SKILL.search(output)
+            b.error(ERR_UNKNOWN_SKILL, unknown.group(1) if unknown else f"{name}: {output.strip()[:200]}")
+        else:
+            confirmed = meta.get("commandName") if isinstance(meta, dict) else None
+            skill = confirmed if isinstance(confirmed, str) and confirmed else name
+            if isinstance(skill, str) and skill:
+                b.activated(skill, base.TIER_AGENT)
+        return
+    if is_error:
+        return
+    if tool in _READ_TOOLS and isinstance(tool_input.get(_READ_TOOLS[tool]), str):
+        b.reads_from_paths([tool_input[_READ_TOOLS[tool]]])
+    elif tool == "Bash" and isinstance(tool_input.get("command"), str):
+        b.reads_from_paths(base.command_words(tool_input["command"]))
+
+
+def _finish(
+    b: EventBuilder,
+    result: dict[str, Any],
+    last_text: str,
+    n_messages: int,
+    version: str | None,
+    model: str | None,
+) -> NormalizedRun:
+    subtype = result.get("subtype")
+    stop, err_kind = _RESULT_SUBTYPES.get(subtype, (base.STOP_ERROR, ERR_AGENT))
+    for denial in result.get("permission_denials") or []:
+        if isinstance(denial, dict):
+            b.error(ERR_PERMISSION, f"{denial.get('tool_name', 'tool')} call {denial.get('tool_use_id', '?')}")
+    if err_kind == ERR_MAX_TURNS:
+        b.error(err_kind, f"stopped after {result.get('num_turns')} turns")
+    elif err_kind is not None:
+        b.error(err_kind, f"result subtype {subtype!r}: {as_text(result.get('errors') or result.get('result'))[:300]}")
+    elif result.get("is_error"):
+        stop = base.STOP_ERROR
+        b.error(ERR_AGENT, f"result is_error: {as_text(result.get('result'))[:300]}")
+    if result.get("api_error_status") not in (None, 0):
+        b.error(ERR_AGENT, f"API error status {result.get('api_error_status')}")
+    usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+    tokens_in = (
+        int_or_zero(usage.get("input_tokens"))
+        + int_or_zero(usage.get("cache_creation_input_tokens"))
+        + int_or_zero(usage.get("cache_read_input_tokens"))
+    )
+    cost = result.get("total_cost_usd")
+    final = result.get("result") if isinstance(result.get("result"), str) else last_text
+    turns = result.get("num_turns") if isinstance(result.get("num_turns"), int) else n_messages
+    return b.finish(
+        final_text=final,
+        stop_reason=stop,
+        tokens_in=tokens_in if usage else None,
+        tokens_out=int_or_zero(usage.get("output_tokens")) if usage else None,
+        cost_usd=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
+        turns=turns,
+        agent_version=version,
+        model=model,
+    )

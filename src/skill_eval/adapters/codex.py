@@ -1,0 +1,241 @@
+"""Codex CLI: `codex exec --json`, tier-2 activation (reads of the skill tree only).
+
+Measured against 0.171.0 (research/agent-cli/REPORT.md §2):
+- Codex has native skills but no activation tool: the model reads `<root>/<name>/SKILL.md`
+  with a shell command. The only evidence is a `command_execution` item whose command names
+  that file, so activation here is tier 2 and must never be reported as tier 1;
+- a `$name` mention makes the CLI inject the body into the request; the `--json` stream
+  does not show it (only the model server's request log does);
+- only the Responses wire API works (`wire_api = "chat"` is rejected), configured as a
+  custom `model_providers` entry in `$CODEX_HOME/config.toml`;
+- an `item.completed` of type `error` ("Model metadata for `x` not found") is a warning the
+  run survives; it means the harness configured a model slug this Codex does not know,
+  which changes its prompt and tools, so it is a run_error (`model_config`);
+- `turn.failed` / top-level `error` events are failures; a stream without
+  `turn.completed` was cut off.
+Codex has no max-turns flag: the runner's wall-clock timeout is the only turn budget.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from skill_eval.adapters import base
+from skill_eval.adapters.base import (
+    ERR_AGENT,
+    ERR_INCOMPLETE,
+    ERR_MODEL,
+    ERR_PERMISSION,
+    ERR_SANDBOX,
+    ERR_STREAM,
+    Adapter,
+    EventBuilder,
+    NormalizedRun,
+    SkillPaths,
+    int_or_zero,
+)
+
+PROVIDER_ID = "skill_eval"
+KEY_VAR = "SKILL_EVAL_OPENAI_API_KEY"
+# Output texts of Codex's own sandbox refusing a write or a socket (workspace-write mode).
+_SANDBOX_MARKERS = ("Read-only file system", "Operation not permitted")
+
+
+class CodexAdapter(Adapter):
+    name = "codex"
+    tier = base.TIER_READS
+    executable = "codex"
+    default_model = "gpt-5.5"  # a slug from `codex debug models` in 0.171; unknown slugs degrade
+
+    def __init__(self, sandbox: str = "bypass"):
+        # "bypass": the runner's sandbox is the boundary (measured to work); "workspace-write":
+        # Codex's own seccomp sandbox on top (blocks sockets, e.g. a subject's network use).
+        self.sandbox = sandbox
+
+    def skill_dirs(self, home: Path, workdir: Path) -> list[Path]:
+        codex_home = home / ".codex"
+        return [
+            workdir / ".agents" / "skills",
+            workdir / ".codex" / "skills",
+            codex_home / "skills",
+        ]
+
+    def build_command(
+        self,
+        prompt: str,
+        *,
+        model: str | None,
+        max_turns: int,
+        binary: str | None = None,
+        base_url: str | None = None,
+        workdir: Path | None = None,
+        home: Path | None = None,
+    ) -> list[str]:
+        argv = [base.require_binary(binary, self.executable), "exec", "--json", "--skip-git-repo-check"]
+        if self.sandbox == "bypass":
+            argv.append("--dangerously-bypass-approvals-and-sandbox")
+        else:
+            argv += ["--sandbox", self.sandbox]
+        if model:
+            argv += ["--model", model]
+        argv.append(prompt)
+        return argv
+
+    def env(
+        self,
+        *,
+        home: Path,
+        workdir: Path,
+        base_url: str | None = None,
+        credentials: Mapping[str, str] | None = None,
+    ) -> dict[str, str]:
+        env = {"HOME": str(home), "CODEX_HOME": str(home / ".codex")}
+        if base_url:
+            env[KEY_VAR] = base.SCRIPTED_DUMMY_KEY
+        elif credentials:
+            for var in self.credential_vars():
+                if var in credentials:
+                    env[var] = credentials[var]
+        return env
+
+    def credential_vars(self) -> tuple[str, ...]:
+        return (KEY_VAR, "OPENAI_API_KEY", "CODEX_API_KEY")
+
+    def home_files(
+        self, *, home: Path, workdir: Path, base_url: str | None, model: str | None, max_turns: int
+    ) -> dict[str, bytes]:
+        lines = [f"model = {_toml_str(model or self.default_model)}"]
+        if base_url:
+            lines.append(f"model_provider = {_toml_str(PROVIDER_ID)}")
+        lines += [
+            "",
+            "[features]",  # no curated-plugin sync to github.com, no apps
+            "plugins = false",
+            "apps = false",
+            "remote_plugin = false",
+        ]
+        if base_url:
+            lines += [
+                "",
+                f"[model_providers.{PROVIDER_ID}]",
+                'name = "skill-eval scripted model server"',
+                f"base_url = {_toml_str(base_url.rstrip('/') + '/v1')}",
+                'wire_api = "responses"',
+                f"env_key = {_toml_str(KEY_VAR)}",
+                "request_max_retries = 0",
+                "stream_max_retries = 0",
+            ]
+        return {".codex/config.toml": ("\n".join(lines) + "\n").encode()}
+
+    def parse(
+        self,
+        raw: bytes,
+        skill_roots: Sequence[str | os.PathLike[str]] = (),
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        installed_skills: Sequence[str] | None = None,
+    ) -> NormalizedRun:
+        b = EventBuilder(SkillPaths(skill_roots, cwd))
+        started: set[str] = set()
+        tokens_in = tokens_out = 0
+        saw_usage = completed = failed = False
+        final = ""
+        for n, obj, err in base.iter_json_lines(raw, "codex stream"):
+            if obj is None:
+                b.error(ERR_STREAM, err or f"line {n}")
+                continue
+            kind = obj.get("type")
+            item = obj.get("item") if isinstance(obj.get("item"), dict) else None
+            if kind in ("item.started", "item.updated", "item.completed") and item is not None:
+                text = _item(b, item, kind, started)
+                if text is not None:
+                    final = text
+            elif kind == "turn.completed":
+                completed = True
+                usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
+                if usage:
+                    saw_usage = True
+                    tokens_in += int_or_zero(usage.get("input_tokens"))
+                    tokens_out += int_or_zero(usage.get("output_tokens"))
+            elif kind == "turn.failed":
+                failed = True
+                error = obj.get("error") if isinstance(obj.get("error"), dict) else {}
+                b.error(ERR_AGENT, f"turn failed: {error.get('message', '')}")
+            elif kind == "error":
+                failed = True
+                b.error(ERR_AGENT, str(obj.get("message", "")))
+        if failed:
+            stop = base.STOP_ERROR
+        elif completed:
+            stop = base.STOP_COMPLETED
+        else:
+            stop = base.STOP_INCOMPLETE
+            b.error(ERR_INCOMPLETE, "no turn.completed event (the agent was killed, timed out or crashed)")
+        return b.finish(
+            final_text=final,
+            stop_reason=stop,
+            tokens_in=tokens_in if saw_usage else None,
+            tokens_out=tokens_out if saw_usage else None,
+        )
+
+
+def _item(b: EventBuilder, item: dict[str, Any], kind: str, started: set[str]) -> str | None:
+    """Normalize one item event; return the text of a completed agent message."""
+    item_id = str(item.get("id", ""))
+    itype = item.get("type")
+    done = kind == "item.completed"
+    if itype == "agent_message" and done:
+        text = item.get("text") if isinstance(item.get("text"), str) else ""
+        b.message("assistant", text)
+        return text
+    if itype == "error" and done:
+        message = str(item.get("message", ""))
+        b.error(ERR_MODEL if "Model metadata" in message else ERR_AGENT, message)
+        return None
+    tool, tool_input = _tool_of(item)
+    if tool is None:
+        return None  # reasoning, todo_list, ...: not part of the vocabulary
+    if item_id not in started:
+        started.add(item_id)
+        b.tool_call(item_id, tool, tool_input)
+    if not done:
+        return None
+    status = item.get("status")
+    exit_code = item.get("exit_code")
+    is_error = status in ("failed", "declined") or (isinstance(exit_code, int) and exit_code != 0)
+    output = item.get("aggregated_output")
+    if not isinstance(output, str):
+        output = json.dumps({k: v for k, v in item.items() if k not in ("id", "type")}, sort_keys=True)
+    b.tool_result(item_id, is_error, output)
+    if status == "declined":
+        b.error(ERR_PERMISSION, f"{tool} item {item_id} declined")
+    if itype == "command_execution":
+        if any(m in output for m in _SANDBOX_MARKERS):
+            b.error(ERR_SANDBOX, f"item {item_id}: Codex's sandbox refused part of the command")
+        if not is_error:
+            hits = b.reads_from_paths(base.command_words(tool_input.get("command", "")))
+            for skill, path in hits:
+                if path == "SKILL.md":
+                    b.activated(skill, base.TIER_READS)
+    return None
+
+
+def _tool_of(item: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    itype = item.get("type")
+    if itype == "command_execution":
+        return "command_execution", {"command": str(item.get("command", ""))}
+    if itype == "file_change":
+        return "file_change", {"changes": item.get("changes", [])}
+    if itype == "mcp_tool_call":
+        return f"mcp:{item.get('server', '')}/{item.get('tool', '')}", {"arguments": item.get("arguments")}
+    if itype == "web_search":
+        return "web_search", {"query": item.get("query")}
+    return None, {}
+
+
+def _toml_str(value: str) -> str:
+    return json.dumps(value)  # a JSON string literal is a valid TOML basic string

@@ -1,0 +1,233 @@
+"""Gemini CLI: `gemini -p ... --output-format stream-json --yolo`, tier-1 activation.
+
+Measured against 0.61.0 (research/agent-cli/REPORT.md §3):
+- activation is a `tool_use` with `tool_name == "activate_skill"` and `parameters.name`,
+  followed by a `tool_result` with `status: "success"`;
+- without `--yolo` the headless CLI does not register `run_shell_command` or
+  `activate_skill`; scripted calls come back `status: "error"`,
+  `error.type: "tool_not_registered"` while `result.status` stays "success" — a run_error;
+- an untrusted folder exits 55 and silently downgrades --yolo: `--skip-trust` plus
+  `security.folderTrust.enabled = false` in settings.json;
+- without `-m` a router request to a flash-lite model precedes each turn; pinning a model
+  gives one request per turn (the scripted server handles both);
+- assistant text arrives as `message` events with `delta: true`; consecutive deltas are
+  joined into one normalized message.
+stderr is noisy and not parsed; stdout is one JSON object per line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from skill_eval.adapters import base
+from skill_eval.adapters.base import (
+    ERR_AGENT,
+    ERR_INCOMPLETE,
+    ERR_MAX_TURNS,
+    ERR_PERMISSION,
+    ERR_STREAM,
+    ERR_TOOL_MISSING,
+    ERR_UNKNOWN_SKILL,
+    Adapter,
+    EventBuilder,
+    NormalizedRun,
+    PendingCall,
+    SkillPaths,
+    int_or_zero,
+)
+
+_READ_TOOLS = {"read_file": ("file_path", "absolute_path", "path"), "read_many_files": ("paths", "include")}
+_SHELL_TOOL = "run_shell_command"
+_ACTIVATE = "activate_skill"
+
+
+class GeminiCliAdapter(Adapter):
+    name = "gemini-cli"
+    tier = base.TIER_AGENT
+    executable = "gemini"
+    default_model = "gemini-2.5-pro"  # pinning skips the per-turn router request
+
+    def skill_dirs(self, home: Path, workdir: Path) -> list[Path]:
+        return [
+            workdir / ".agents" / "skills",
+            workdir / ".gemini" / "skills",
+            home / ".gemini" / "skills",
+            home / ".agents" / "skills",
+        ]
+
+    def build_command(
+        self,
+        prompt: str,
+        *,
+        model: str | None,
+        max_turns: int,
+        binary: str | None = None,
+        base_url: str | None = None,
+        workdir: Path | None = None,
+        home: Path | None = None,
+    ) -> list[str]:
+        # max_turns goes into settings.json (model.maxSessionTurns), see home_files()
+        return [
+            base.require_binary(binary, self.executable),
+            "--output-format",
+            "stream-json",
+            "--yolo",
+            "--skip-trust",
+            "-m",
+            model or self.default_model,
+            "-p",
+            prompt,
+        ]
+
+    def env(
+        self,
+        *,
+        home: Path,
+        workdir: Path,
+        base_url: str | None = None,
+        credentials: Mapping[str, str] | None = None,
+    ) -> dict[str, str]:
+        env = {
+            "HOME": str(home),
+            "GEMINI_TELEMETRY_ENABLED": "false",
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",
+            "NO_COLOR": "1",
+        }
+        if base_url:
+            env["GOOGLE_GEMINI_BASE_URL"] = base_url
+            env["GEMINI_API_KEY"] = base.SCRIPTED_DUMMY_KEY
+        elif credentials:
+            for var in self.credential_vars():
+                if var in credentials:
+                    env[var] = credentials[var]
+        return env
+
+    def credential_vars(self) -> tuple[str, ...]:
+        return ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+    def home_files(
+        self, *, home: Path, workdir: Path, base_url: str | None, model: str | None, max_turns: int
+    ) -> dict[str, bytes]:
+        settings = {
+            "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+            "model": {"maxSessionTurns": max_turns},
+        }
+        return {".gemini/settings.json": (json.dumps(settings, indent=2, sort_keys=True) + "\n").encode()}
+
+    def parse(
+        self,
+        raw: bytes,
+        skill_roots: Sequence[str | os.PathLike[str]] = (),
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        installed_skills: Sequence[str] | None = None,
+    ) -> NormalizedRun:
+        b = EventBuilder(SkillPaths(skill_roots, cwd))
+        pending: dict[str, PendingCall] = {}
+        buffer: list[str] = []
+        final = ""
+        result: dict[str, Any] | None = None
+        model = None
+
+        def flush() -> None:
+            nonlocal final
+            if buffer:
+                text = "".join(buffer)
+                b.message("assistant", text)
+                final = text
+                buffer.clear()
+
+        for n, obj, err in base.iter_json_lines(raw, "gemini stream"):
+            if obj is None:
+                b.error(ERR_STREAM, err or f"line {n}")
+                continue
+            kind = obj.get("type")
+            if kind == "message" and obj.get("role") == "assistant":
+                content = obj.get("content")
+                if isinstance(content, str):
+                    if not obj.get("delta"):
+                        flush()
+                    buffer.append(content)
+                continue
+            flush()
+            if kind == "init":
+                model = obj.get("model")
+            elif kind == "tool_use":
+                call_id = str(obj.get("tool_id", ""))
+                params = obj.get("parameters") if isinstance(obj.get("parameters"), dict) else {}
+                name = str(obj.get("tool_name", ""))
+                pending[call_id] = PendingCall(name, params)
+                final = ""  # the answer is the text after the last tool call
+                b.tool_call(call_id, name, params)
+            elif kind == "tool_result":
+                _tool_result(b, obj, pending)
+            elif kind == "error":
+                severity = obj.get("severity")
+                if severity != "warning":
+                    b.error(ERR_AGENT, str(obj.get("message", "")))
+            elif kind == "result":
+                result = obj
+        flush()
+        if result is None:
+            b.error(ERR_INCOMPLETE, "no result event (the agent was killed, timed out or crashed)")
+            return b.finish(final_text=final, stop_reason=base.STOP_INCOMPLETE, tokens_in=None, tokens_out=None, model=model)
+        stop = base.STOP_COMPLETED
+        if result.get("status") != "success":
+            error = result.get("error") if isinstance(result.get("error"), dict) else {}
+            message = f"{error.get('type', '')} {error.get('message', '')}".strip() or str(result.get("status"))
+            if "turn" in message.lower() and ("max" in message.lower() or "limit" in message.lower()):
+                stop = base.STOP_MAX_TURNS
+                b.error(ERR_MAX_TURNS, message)
+            else:
+                stop = base.STOP_ERROR
+                b.error(ERR_AGENT, f"result status {result.get('status')!r}: {message}")
+        stats = result.get("stats") if isinstance(result.get("stats"), dict) else {}
+        return b.finish(
+            final_text=final,
+            stop_reason=stop,
+            tokens_in=int_or_zero(stats.get("input_tokens")) if stats else None,
+            tokens_out=int_or_zero(stats.get("output_tokens")) if stats else None,
+            model=model,
+        )
+
+
+def _tool_result(b: EventBuilder, obj: dict[str, Any], pending: dict[str, PendingCall]) -> None:
+    call_id = str(obj.get("tool_id", ""))
+    ok = obj.get("status") == "success"
+    error = obj.get("error") if isinstance(obj.get("error"), dict) else {}
+    output = obj.get("output")
+    if not isinstance(output, str):
+        output = str(error.get("message", "")) if error else json.dumps(output, sort_keys=True)
+    b.tool_result(call_id, not ok, output)
+    call = pending.pop(call_id, None)
+    tool = call.tool if call else ""
+    params = call.input if call else {}
+    if not ok:
+        etype = str(error.get("type", ""))
+        if etype == "tool_not_registered":
+            b.error(ERR_TOOL_MISSING, f"{tool} (headless Gemini CLI registers it only with --yolo)")
+        elif "denied" in etype or "permission" in etype or "cancel" in etype:
+            b.error(ERR_PERMISSION, f"{tool} call {call_id}: {etype}")
+        elif tool == _ACTIVATE:
+            b.error(ERR_UNKNOWN_SKILL, f"{params.get('name')}: {output.strip()[:200]}")
+        return
+    if tool == _ACTIVATE and isinstance(params.get("name"), str):
+        b.activated(params["name"], base.TIER_AGENT)
+    elif tool in _READ_TOOLS:
+        paths: list[str] = []
+        for key in _READ_TOOLS[tool]:
+            value = params.get(key)
+            if isinstance(value, str):
+                paths.append(value)
+            elif isinstance(value, list):
+                paths += [v for v in value if isinstance(v, str)]
+        b.reads_from_paths(paths)
+    elif tool == _SHELL_TOOL and isinstance(params.get("command"), str):
+        b.reads_from_paths(base.command_words(params["command"]))

@@ -1,0 +1,295 @@
+"""Loading a transcript bundle strictly, without ever raising on its content.
+
+A bundle is evidence recorded by a runner we do not trust blindly, so every file is
+read through one guarded accessor: paths must stay inside the bundle (no `..`, no
+absolute paths, no symlinks), files are capped in size (`evals.max_bundle_file_bytes`),
+JSON is strict (duplicate keys, bad UTF-8, NaN refused). A problem never becomes an
+exception: it becomes a `Problem` naming the file and the reason, and the graders turn
+problems into failed dimensions. The result is a typed `Bundle`; graders read nothing
+else from disk except through `Bundle.read_captured`.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from skill_eval import hashing, schemas, strict
+from skill_eval.errors import SkillEvalError
+
+KINDS = ("behavioral", "trigger")
+# Files each kind must carry (DESIGN §6; judgments.json and facts.json are optional:
+# absent judgments are "not judged", facts are required only when the scenario has actions).
+REQUIRED = {
+    "behavioral": ("meta.json", "prompt.txt", "events.jsonl", "calls.jsonl", "final.md", "claim.json", "usage.json"),
+    "trigger": ("meta.json", "prompt.txt", "events.jsonl", "final.md", "usage.json"),
+}
+# Which checks a broken file poisons. A file the graders cannot trust fails every check
+# that would have read it, never more (so failure sets stay meaningful) and never fewer.
+FILE_CHECKS: dict[str, tuple[str, ...]] = {
+    "meta.json": ("bundle",),
+    "prompt.txt": ("bundle",),
+    "usage.json": ("bundle",),
+    "events.jsonl": ("1", "activation"),
+    "calls.jsonl": ("1", "2", "3", "6"),
+    "final.md": ("2", "6", "activation"),
+    "claim.json": ("2", "6"),
+    "judgments.json": ("4", "5"),
+    "facts.json": ("oracle",),
+}
+DEFAULT_MAX_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason a bundle file could not be trusted."""
+
+    file: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class StreamRef:
+    path: str
+    sha256: str
+    bytes: int
+
+
+@dataclass(frozen=True)
+class Output:
+    option: str
+    format: str | None
+    requested: str
+    kind: str  # file | dir | stdout
+    snapshot: str | None
+    sha256: str | None
+    files: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One recorded subject invocation (a calls.jsonl line)."""
+
+    call: int
+    status: str
+    argv: tuple[str, ...]
+    cwd: str
+    exit_code: int | None
+    signal: int | None
+    stdout: StreamRef | None
+    stderr: StreamRef | None
+    outputs: tuple[Output, ...]
+    substitutions: dict[str, int]
+    raw: dict[str, Any]
+
+
+@dataclass
+class Bundle:
+    root: Path
+    max_bytes: int
+    meta: dict[str, Any] | None = None
+    kind: str | None = None
+    calls: tuple[Call, ...] = ()
+    events: tuple[dict[str, Any], ...] = ()
+    final_text: str | None = None
+    claim_file: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = None
+    judgments: dict[str, Any] | None = None
+    facts: dict[str, Any] | None = None
+    present: frozenset[str] = frozenset()
+    problems: list[Problem] = field(default_factory=list)
+
+    # -- guarded access -----------------------------------------------------------------
+    def resolve(self, rel: str) -> Path:
+        """The path of `rel` inside the bundle; raises SkillEvalError if it could escape."""
+        return safe_path(self.root, rel)
+
+    def read_bytes(self, rel: str) -> bytes:
+        path = self.resolve(rel)
+        try:
+            return strict.read_bytes(path, max_bytes=self.max_bytes)
+        except SkillEvalError as exc:
+            reason = str(exc).split(" — fix:")[0]
+            prefix = f"{path}: "
+            raise SkillEvalError(f"{rel}: {reason[len(prefix):] if reason.startswith(prefix) else reason}") from None
+
+    def read_captured(self, rel: str, expected_sha256: str | None = None) -> bytes:
+        """Read a captured artifact, verifying its recorded digest (tampering fails closed)."""
+        data = self.read_bytes(rel)
+        if expected_sha256 is not None and hashing.sha256_bytes(data) != expected_sha256:
+            raise SkillEvalError(f"{rel}: sha256 does not match the call record (artifact changed after recording)")
+        return data
+
+    def problems_for(self, check: str) -> list[Problem]:
+        """Problems in files that feed the named check ('1'..'6', 'activation', 'oracle', 'bundle')."""
+        out = []
+        for p in self.problems:
+            top = p.file.split("/", 1)[0]
+            checks = FILE_CHECKS.get(top, ("bundle",))
+            if check in checks or "bundle" in checks:
+                out.append(p)
+        return out
+
+    def call_by_number(self) -> dict[int, Call]:
+        return {c.call: c for c in self.calls}
+
+
+def safe_path(root: Path, rel: str) -> Path:
+    """Resolve a bundle-relative path, refusing traversal, absolute paths and symlinks."""
+    if not isinstance(rel, str) or not rel or "\x00" in rel or "\\" in rel:
+        raise SkillEvalError(f"path {rel!r} is not a plain relative path")
+    pure = PurePosixPath(rel)
+    if pure.is_absolute() or rel.startswith("/"):
+        raise SkillEvalError(f"path {rel!r} is absolute; bundle paths must be relative")
+    if any(part == ".." for part in pure.parts):
+        raise SkillEvalError(f"path {rel!r} contains '..'; bundle paths may not leave the bundle")
+    current = root
+    for part in pure.parts:
+        if part == ".":
+            continue
+        current = current / part
+        try:
+            st = current.lstat()
+        except FileNotFoundError:
+            raise SkillEvalError(f"{rel} is missing") from None
+        except OSError as exc:
+            raise SkillEvalError(f"{rel} cannot be read ({exc.strerror})") from None
+        if stat.S_ISLNK(st.st_mode):
+            target = os.path.realpath(current)
+            inside = os.path.commonpath([os.path.realpath(root), target]) == os.path.realpath(root)
+            where = "inside" if inside else "outside"
+            raise SkillEvalError(f"{rel} is a symlink (pointing {where} the bundle); bundles may not contain symlinks")
+    return current
+
+
+def _parse_jsonl(text: str, name: str, schema: str) -> list[dict[str, Any]]:
+    out = []
+    for i, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            if line == "":
+                continue
+            raise SkillEvalError(f"line {i} is blank")
+        value = strict.loads_json(line, f"{name}:{i}")
+        errs = schemas.errors(value, schema)
+        if errs:
+            raise SkillEvalError(f"line {i}: {errs[0]}")
+        out.append(value)
+    return out
+
+
+def _to_call(rec: dict[str, Any]) -> Call:
+    def stream(v: dict[str, Any] | None) -> StreamRef | None:
+        return None if v is None else StreamRef(v["path"], v["sha256"], v["bytes"])
+
+    outputs = tuple(
+        Output(o["option"], o["format"], o["requested"], o["kind"], o["snapshot"], o.get("sha256"), dict(o.get("files", {})))
+        for o in rec["outputs"]
+    )
+    return Call(
+        call=rec["call"], status=rec["status"], argv=tuple(rec["argv"]), cwd=rec["cwd"],
+        exit_code=rec["exit_code"], signal=rec["signal"], stdout=stream(rec["stdout"]), stderr=stream(rec["stderr"]),
+        outputs=outputs, substitutions=dict(rec["substitutions"]), raw=rec,
+    )
+
+
+def _check_call_numbers(calls: list[Call]) -> None:
+    numbers = sorted(c.call for c in calls)
+    if len(set(numbers)) != len(numbers):
+        dup = sorted({n for n in numbers if numbers.count(n) > 1})
+        raise SkillEvalError(f"duplicate call number(s) {dup}")
+    if numbers != list(range(1, len(numbers) + 1)):
+        raise SkillEvalError(f"call numbers {numbers} are not 1..{len(numbers)}: a record was lost or invented")
+
+
+def load(root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Bundle:
+    """Load every file of the bundle at `root`. Never raises on bundle content."""
+    bundle = Bundle(root=Path(root), max_bytes=max_bytes)
+    try:
+        if Path(root).is_symlink() or not Path(root).is_dir():
+            bundle.problems.append(Problem("meta.json", f"{root} is not a bundle directory"))
+            return bundle
+    except OSError as exc:
+        bundle.problems.append(Problem("meta.json", f"{root} cannot be read ({exc.strerror})"))
+        return bundle
+    present = set()
+
+    def text(name: str) -> str | None:
+        try:
+            data = bundle.read_bytes(name)
+            present.add(name)
+            return strict.decode_utf8(data, name)
+        except SkillEvalError as exc:
+            if _missing(bundle.root, name):
+                return None
+            bundle.problems.append(Problem(name, _short(exc, name)))
+            present.add(name)
+            return None
+
+    def json_file(name: str, schema: str) -> Any:
+        raw = text(name)
+        if raw is None:
+            return None
+        try:
+            value = strict.loads_json(raw, name)
+        except SkillEvalError as exc:
+            bundle.problems.append(Problem(name, _short(exc, name)))
+            return None
+        errs = schemas.errors(value, schema)
+        if errs:
+            bundle.problems.append(Problem(name, f"does not match schemas/{schema}.schema.json: {errs[0]}"))
+            return None
+        return value
+
+    bundle.meta = json_file("meta.json", "meta")
+    bundle.kind = bundle.meta["kind"] if bundle.meta else None
+    kind = bundle.kind or "behavioral"
+
+    events_text = text("events.jsonl")
+    if events_text is not None:
+        try:
+            bundle.events = tuple(_parse_jsonl(events_text, "events.jsonl", "event"))
+        except SkillEvalError as exc:
+            bundle.problems.append(Problem("events.jsonl", _short(exc, "events.jsonl")))
+    calls_text = text("calls.jsonl")
+    if calls_text is not None:
+        try:
+            calls = [_to_call(r) for r in _parse_jsonl(calls_text, "calls.jsonl", "call")]
+            _check_call_numbers(calls)
+            bundle.calls = tuple(sorted(calls, key=lambda c: c.call))
+        except SkillEvalError as exc:
+            bundle.problems.append(Problem("calls.jsonl", _short(exc, "calls.jsonl")))
+    bundle.final_text = text("final.md")
+    text("prompt.txt")
+    bundle.claim_file = json_file("claim.json", "claim_file")
+    bundle.usage = json_file("usage.json", "usage")
+    bundle.judgments = json_file("judgments.json", "judgments")
+    bundle.facts = json_file("facts.json", "facts")
+    bundle.present = frozenset(present)
+    for name in REQUIRED.get(kind, ()):
+        if name not in present:
+            bundle.problems.append(Problem(name, f"missing (required for a {kind} bundle)"))
+    return bundle
+
+
+def _missing(root: Path, name: str) -> bool:
+    try:
+        (root / name).lstat()
+        return False
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
+def _short(exc: Exception, name: str) -> str:
+    message = str(exc)
+    for prefix in (f"{name}: ", f"{name} "):
+        if message.startswith(prefix):
+            message = message[len(prefix):]
+    return message.split(" — fix:")[0]

@@ -1,0 +1,266 @@
+"""What each recorded call's own artifacts say, read generically through the subject profile.
+
+Graders never trust a call's argv or the agent's account: the verdict of call N is read
+from call N's *snapshot* (the per-call copy the shim kept, digest-checked), cross-checked
+against its exit code through `subject.exit_codes`, and the sides it compared are read
+from the report's side digests. Nothing here imports or runs the subject tool.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skill_eval import hashing, strict
+from skill_eval.bundle import Bundle, Call
+from skill_eval.config import SubjectProfile
+from skill_eval.errors import SkillEvalError
+
+# Flags that make an invocation print help or plan instead of comparing anything.
+NON_EXECUTING = ("--help", "-h", "--help-all", "--version", "--dry-run")
+COVERAGE_PATH_DEFAULT = None  # subject.report.coverage_path when the profile grows one (see report)
+
+
+def dotted(value: Any, path: str) -> Any:
+    """Read a dotted path ('a.b.c') from nested dicts; None when any step is missing."""
+    cur = value
+    for part in path.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+def has_flag(argv: tuple[str, ...], flag: str) -> bool:
+    """Exact flag or `flag=value` (long), or attached value for a short flag (`-Sx`)."""
+    for tok in argv[1:]:
+        if tok == "--":
+            return False
+        if tok == flag or tok.startswith(flag + "="):
+            return True
+        if len(flag) == 2 and flag[0] == "-" and flag[1] != "-" and tok.startswith(flag) and not tok.startswith("--"):
+            return True
+    return False
+
+
+def flag_values(argv: tuple[str, ...], flag: str) -> list[str]:
+    """Every value given to `flag` (`--f v` or `--f=v`)."""
+    out = []
+    toks = list(argv[1:])
+    for i, tok in enumerate(toks):
+        if tok == "--":
+            break
+        if tok == flag and i + 1 < len(toks):
+            out.append(toks[i + 1])
+        elif tok.startswith(flag + "="):
+            out.append(tok[len(flag) + 1 :])
+    return out
+
+
+def subcommand(argv: tuple[str, ...]) -> str | None:
+    for tok in argv[1:]:
+        if not tok.startswith("-"):
+            return tok
+    return None
+
+
+def norm(cwd: str, value: str) -> str:
+    """A sandbox-relative normalized path for a value given relative to the call's cwd."""
+    if value.startswith("/"):
+        return posixpath.normpath(value)
+    return posixpath.normpath(posixpath.join(cwd or ".", value))
+
+
+@dataclass
+class Artifact:
+    """What one call produced, as far as the bundle can prove it."""
+
+    call: Call
+    is_evidence_command: bool
+    executed: bool  # completed and exited with a code the profile says ran the comparison
+    outcome: str | None  # a verdict, or not_comparable/tool_error/usage_error/gate/green/unknown
+    verdict: str | None  # the verdict the artifact states (None when not comparable or unreadable)
+    report: dict[str, Any] | None = None
+    problems: list[str] = field(default_factory=list)
+    tiers: tuple[str, ...] | None = None
+    sides: tuple[str, str] | None = None
+    consumer_verdicts: tuple[str, ...] = ()
+    coverage_failures: list[Any] | None = None
+    suppression_flags: tuple[str, ...] = ()
+    scoping: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def number(self) -> int:
+        return self.call.call
+
+    @property
+    def not_comparable(self) -> bool:
+        return self.outcome == "not_comparable"
+
+    @property
+    def has_verdict(self) -> bool:
+        return self.verdict is not None
+
+
+def _exit_outcome(subject: SubjectProfile, code: int | None) -> str | None:
+    if code is None:
+        return None
+    return subject.exit_codes.get(code, "unknown")
+
+
+def _report_bytes(bundle: Bundle, call: Call, subject: SubjectProfile) -> tuple[list[bytes], list[str]]:
+    """The report(s) of `call`: outputs in subject.report_format, read from the per-call snapshot."""
+    datas: list[bytes] = []
+    problems: list[str] = []
+    for out in call.outputs:
+        if out.format != subject.report_format:
+            continue
+        try:
+            if out.kind == "stdout":
+                if call.stdout is None:
+                    problems.append(f"call {call.call}: report goes to stdout but no stdout was captured")
+                    continue
+                datas.append(bundle.read_captured(call.stdout.path, call.stdout.sha256))
+            elif out.kind == "file":
+                if out.snapshot is None:
+                    problems.append(f"call {call.call}: no snapshot of {out.requested} (the call produced no report)")
+                    continue
+                datas.append(bundle.read_captured(out.snapshot, out.sha256))
+            else:  # dir: every file of the snapshot directory is a report
+                if out.snapshot is None or not out.files:
+                    problems.append(f"call {call.call}: no snapshot of directory {out.requested}")
+                    continue
+                for rel, digest in sorted(out.files.items()):
+                    datas.append(bundle.read_captured(f"{out.snapshot.rstrip('/')}/{rel}", digest))
+        except SkillEvalError as exc:
+            problems.append(f"call {call.call}: {str(exc).split(' — fix:')[0]}")
+    return datas, problems
+
+
+def read_artifact(bundle: Bundle, call: Call, subject: SubjectProfile, coverage_path: str | None = None) -> Artifact:
+    """Derive everything the graders may believe about one call. Never raises."""
+    argv = call.argv
+    name_ok = bool(argv) and posixpath.basename(argv[0]) == subject.name
+    sub = subcommand(argv) if name_ok else None
+    is_cmd = name_ok and sub in subject.evidence_commands and not any(has_flag(argv, f) for f in NON_EXECUTING)
+    art = Artifact(call=call, is_evidence_command=is_cmd, executed=False, outcome=None, verdict=None)
+    art.suppression_flags = tuple(f for f in subject.suppression_flags if has_flag(argv, f))
+    art.scoping = {f: tuple(norm(call.cwd, v) for v in flag_values(argv, f)) for f in subject.scoping_flags if has_flag(argv, f)}
+    if not is_cmd:
+        return art
+    if call.status != "complete":
+        art.outcome = "unknown"
+        art.problems.append(f"call {call.call} is {call.status}: no result was recorded")
+        return art
+    outcome = _exit_outcome(subject, call.exit_code)
+    art.outcome = outcome
+    if outcome in (None, "unknown", "tool_error", "usage_error", "gate"):
+        art.problems.append(f"call {call.call} exited {call.exit_code} ({outcome}): it did not produce a verdict")
+        return art
+    art.executed = True
+    datas, problems = _report_bytes(bundle, call, subject)
+    art.problems.extend(problems)
+    reports = []
+    for data in datas:
+        try:
+            value = strict.loads_json(strict.decode_utf8(data, f"call {call.call} report"), f"call {call.call} report")
+        except SkillEvalError as exc:
+            art.problems.append(str(exc).split(" — fix:")[0])
+            continue
+        if isinstance(value, dict):
+            reports.append(value)
+        else:
+            art.problems.append(f"call {call.call}: report is not a JSON object")
+    if reports and any(r != reports[0] for r in reports[1:]) and not any(o.kind == "dir" for o in call.outputs):
+        art.problems.append(f"call {call.call}: its {subject.report_format} outputs disagree")
+        reports = []
+    report = reports[0] if len(reports) == 1 else None
+    if len(reports) > 1:  # a directory of per-library reports: the most severe verdict stands
+        verdicts = [dotted(r, subject.verdict_path) for r in reports]
+        known = [v for v in verdicts if v in subject.verdicts]
+        art.verdict = max(known, key=subject.severity) if known else None
+    art.report = report
+    if report is not None:
+        stated = dotted(report, subject.verdict_path)
+        if stated is not None and stated not in subject.verdicts:
+            art.problems.append(f"call {call.call}: report verdict {stated!r} is not in the subject vocabulary")
+            stated = None
+        art.verdict = stated
+        _read_report_fields(art, report, subject, coverage_path)
+    # Cross-check the artifact against the exit code: evidence is checked, never trusted.
+    if outcome == "not_comparable":
+        if art.verdict is not None:
+            art.problems.append(f"call {call.call}: exit {call.exit_code} means not comparable but the report states {art.verdict}")
+            art.executed = False
+        art.verdict = None
+    elif outcome in subject.verdicts:
+        if art.verdict is None and report is None and len(reports) <= 1:
+            art.verdict = outcome  # the exit code alone names the verdict
+        elif art.verdict != outcome:
+            art.problems.append(f"call {call.call}: exit {call.exit_code} means {outcome} but the report states {art.verdict}")
+            art.verdict = None
+    elif outcome == "green":
+        if art.verdict is None:
+            art.problems.append(f"call {call.call}: exit {call.exit_code} is green but no readable report says which verdict")
+        elif art.verdict not in _green_exit_verdicts(subject):
+            art.problems.append(f"call {call.call}: exit {call.exit_code} is green but the report states {art.verdict}")
+            art.verdict = None
+    return art
+
+
+def _green_exit_verdicts(subject: SubjectProfile) -> set[str]:
+    """Verdicts an exit code mapped to 'green' may carry: all but those with their own exit code."""
+    own = {v for v in subject.exit_codes.values() if v in subject.verdicts}
+    return {v for v in subject.verdicts if v not in own}
+
+
+def _read_report_fields(art: Artifact, report: dict[str, Any], subject: SubjectProfile, coverage_path: str | None) -> None:
+    if subject.evidence_path:
+        tiers = dotted(report, subject.evidence_path)
+        if isinstance(tiers, list) and all(isinstance(t, str) for t in tiers):
+            art.tiers = tuple(tiers)
+        elif isinstance(tiers, str):
+            art.tiers = (tiers,)
+    if len(subject.side_digest_paths) == 2:
+        old, new = (dotted(report, p) for p in subject.side_digest_paths)
+        if isinstance(old, str) and isinstance(new, str):
+            art.sides = (old, new)
+    consumer = []
+    for path in subject.consumer_verdict_paths:
+        v = dotted(report, path)
+        if isinstance(v, str) and v in subject.verdicts:
+            consumer.append(v)
+    art.consumer_verdicts = tuple(consumer)
+    if coverage_path:
+        cov = dotted(report, coverage_path)
+        art.coverage_failures = cov if isinstance(cov, list) else None
+
+
+def file_sha256(fixture_dir: Path | None, rel: str | None) -> str | None:
+    """sha256 of a fixture file, or None when it is not a plain file inside the fixture."""
+    if fixture_dir is None or not rel:
+        return None
+    path = fixture_dir / rel
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None
+        return hashing.sha256_bytes(strict.read_bytes(path))
+    except SkillEvalError:
+        return None
+
+
+def over_pair(art: Artifact, old_sha: str | None, new_sha: str | None, old_rel: str | None, new_rel: str | None) -> bool:
+    """Did this call compare exactly this old/new pair?
+
+    The report's side digests decide when the report states them (a self-comparison or an
+    unrelated pair cannot pass). Reports that carry no sides (e.g. a not-comparable report)
+    fall back to the call's operands naming both fixture paths.
+    """
+    if art.sides is not None and old_sha and new_sha:
+        return art.sides == (old_sha, new_sha)
+    if art.sides is None and old_rel and new_rel:
+        operands = {norm(art.call.cwd, tok) for tok in art.call.argv[1:] if not tok.startswith("-")}
+        return posixpath.normpath(old_rel) in operands and posixpath.normpath(new_rel) in operands
+    return False

@@ -1,0 +1,108 @@
+"""Suite selection: which scenarios and prompts need (re-)running, and how many times.
+
+Moved digests between a base ref and the working tree -> the union of affected
+skills -> the suite. The same rule derives the expected evidence set, so what the
+runner records and what the evidence gate demands cannot disagree. k is cfg.k.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+
+from skill_eval import content, pack
+from skill_eval.config import Config
+from skill_eval.errors import ConfigError
+from skill_eval.freshness import Current, current
+
+SUITES = ("risk", "full")
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    skills: tuple[str, ...]  # affected skills
+    moved: tuple[str, ...]  # moved digest keys (empty when no base was given)
+    scenarios: tuple[content.Scenario, ...]
+    prompts: tuple[content.TriggerPrompt, ...]
+    reasons: dict[str, str]  # scenario id -> why it is in the suite
+
+
+@dataclass(frozen=True, order=True)
+class ExpectedBundle:
+    kind: str  # behavioral | trigger
+    skill: str  # the scenario's skill, or "trigger"
+    arm: str
+    item_id: str  # scenario id or prompt id
+    k: int
+
+
+def _git(cfg: Config, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(cfg.root), *args], capture_output=True, text=True, check=False)
+
+
+def moved_keys(cfg: Config, base: str, cur: Current) -> list[str]:
+    """Digest keys that differ between the pack committed at `base` and the working tree."""
+    if _git(cfg, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}").returncode != 0:
+        raise ConfigError(f"--base {base!r} is not a commit in {cfg.root}", fix="pass a branch, tag or sha (e.g. origin/main)")
+    rel = pack.pack_path(cfg).relative_to(cfg.root).as_posix()
+    shown = _git(cfg, "show", f"{base}:{rel}")
+    if shown.returncode != 0:
+        return sorted(cur.entries) + ["surface"]  # no pack at base: everything is new
+    old = pack.load_committed_text(cfg, shown.stdout, f"{base}:{rel}")
+    moved = [k for k in sorted(set(old) | set(cur.entries)) if (old.get(k) and old[k].digest) != (cur.entries.get(k) and cur.entries[k].digest)]
+    for f in cfg.subject.surface_files:
+        before = subprocess.run(["git", "-C", str(cfg.root), "show", f"{base}:{f}"], capture_output=True, check=False)
+        if before.returncode != 0 or before.stdout != (cfg.root / f).read_bytes():
+            moved.append("surface")
+            break
+    return moved
+
+
+def _is_green_truth(cfg: Config, sc: content.Scenario, truth: dict[str, content.TruthCase]) -> bool:
+    return sc.category == "A" and cfg.subject.is_green(truth[sc.fixture].expected)
+
+
+def select(cfg: Config, suite: str = "risk", base: str | None = None, cur: Current | None = None) -> Suite:
+    if suite not in SUITES:
+        raise ConfigError(f"unknown suite {suite!r}", fix=f"use one of {', '.join(SUITES)}")
+    cur = cur or current(cfg)
+    all_skills = sorted(cur.skills)
+    if base is None:
+        moved: list[str] = []
+        affected = all_skills
+    else:
+        moved = moved_keys(cfg, base, cur)
+        affected_set: set[str] = set()
+        for key in moved:
+            affected_set.update(cur.affects(key) or (all_skills if key == "surface" else ()))
+        affected = sorted(affected_set)
+    truth = content.load_ground_truth(cfg)
+    scenarios = [s for s in content.load_scenarios(cfg, skills=set(all_skills), truth=truth) if s.ready]
+    chosen: dict[str, str] = {}
+    for skill in affected:
+        mine = [s for s in scenarios if s.skill == skill]
+        if suite == "full":
+            for s in mine:
+                chosen[s.id] = "full suite"
+            continue
+        for s in mine:
+            if s.category == "B":
+                chosen[s.id] = "category B"
+            elif not _is_green_truth(cfg, s, truth):
+                chosen[s.id] = "truth is not green"
+        green = [s for s in mine if _is_green_truth(cfg, s, truth) and s.id not in chosen]
+        for probe in ("evidence-free", "suppression"):
+            pick = next((s for s in green if s.probe == probe and s.id not in chosen), None)
+            pick = pick or next((s for s in green if s.id not in chosen), None)
+            if pick:
+                chosen[pick.id] = f"green floor ({probe} probe)"
+    prompts = tuple(content.load_trigger_corpus(cfg, skills=set(all_skills))) if affected else ()
+    picked = tuple(s for s in scenarios if s.id in chosen)
+    return Suite(suite, tuple(affected), tuple(moved), picked, prompts, chosen)
+
+
+def expected_bundles(cfg: Config, suite: Suite, arm: str = "skill-agent") -> list[ExpectedBundle]:
+    out = [ExpectedBundle("behavioral", s.skill, arm, s.id, k) for s in suite.scenarios for k in range(cfg.k)]
+    out += [ExpectedBundle("trigger", "trigger", arm, p.id, k) for p in suite.prompts for k in range(cfg.k)]
+    return sorted(out)
