@@ -57,9 +57,6 @@ class Lib:
     libs: tuple[str, ...] = ()
     optimize: str = "-O0"
 
-    def inputs(self) -> list[str]:
-        return [self.src]
-
     def argv(self, cwd: Path) -> list[str]:
         sources = sorted(str(p.relative_to(cwd)) for p in (cwd / self.src).glob("*.c"))
         if not sources:
@@ -88,12 +85,17 @@ class App:
 
 @dataclass(frozen=True)
 class Copy:
-    """A binary identical to one another case builds (`from_case`/`rel`), committed without
-    its sources: the case must not hand the agent headers (e.g. a vendor binary drop)."""
+    """A library built from another case's committed sources (`from_case`, laid out as that
+    case, so the bytes match what it would build there) and committed here without them:
+    the case must not hand the agent sources or headers (a vendor binary drop, a stripped
+    release package)."""
 
     from_case: str
-    rel: str
-    out: str
+    lib: Lib
+
+    @property
+    def out(self) -> str:
+        return self.lib.out
 
 
 @dataclass(frozen=True)
@@ -124,15 +126,17 @@ CASES: dict[str, list] = {
     "enum-value": pair(),
     "field-rename": pair(),
     "new-dependency": [demo("old", "old/libdemo.so.1"), demo("new", "new/libdemo.so.1", libs=("-lm",))],
-    "stripped-layout": pair(debug=False),
+    # struct-layout's change built without -g and stripped, as a distro package ships it.
+    "stripped-layout": [Copy("struct-layout", demo("old", "old/libdemo.so.1", debug=False)),
+                        Copy("struct-layout", demo("new", "new/libdemo.so.1", debug=False))],
     "consumer-unaffected": [*pair(), App("app/client.c", "app/demo-client", "old", "old/libdemo.so.1")],
     "consumer-affected": [*pair(), App("app/client.c", "app/demo-client", "old", "old/libdemo.so.1")],
     "consumer-addition": [*pair(), App("app/client.c", "app/demo-client", "old", "old/libdemo.so.1")],
     "plugin-required-symbol": [Lib("old", "old/blur.so", "blur.so"), Lib("new", "new/blur.so", "blur.so")],
     "plugin-intact": [Lib("old", "old/blur.so", "blur.so"), Lib("new", "new/blur.so", "blur.so")],
     # A vendor binary drop without headers: the removed-export libraries, byte for byte.
-    "contract-coverage": [Copy("removed-export", "old/libdemo.so.1", "old/libdemo.so.1"),
-                          Copy("removed-export", "new/libdemo.so.1", "new/libdemo.so.1")],
+    "contract-coverage": [Copy("removed-export", demo("old", "old/libdemo.so.1")),
+                          Copy("removed-export", demo("new", "new/libdemo.so.1"))],
     "release-matrix-complete": [
         demo("src/old", "linux-x86_64/old/libdemo.so.1"),
         demo("src/new", "linux-x86_64/new/libdemo.so.1"),
@@ -189,9 +193,10 @@ def build_case(case: str, case_dir: Path, *, snapshots: bool = False) -> list[st
                 scratch = Path(tmp) / step.from_case
                 scratch.mkdir()
                 _copy_sources(FIXTURES / step.from_case, scratch, step.from_case)
-                build_case(step.from_case, scratch)
+                (scratch / step.lib.out).parent.mkdir(parents=True, exist_ok=True)
+                _run(step.lib.argv(scratch), scratch)
                 (case_dir / step.out).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(scratch / step.rel, case_dir / step.out)
+                shutil.copyfile(scratch / step.lib.out, case_dir / step.out)
                 os.chmod(case_dir / step.out, 0o755)
             built.append(step.out)
         elif isinstance(step, Snapshots) and snapshots:

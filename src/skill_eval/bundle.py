@@ -27,10 +27,11 @@ REQUIRED = {
     "behavioral": ("meta.json", "prompt.txt", "events.jsonl", "calls.jsonl", "final.md", "claim.json", "usage.json"),
     "trigger": ("meta.json", "prompt.txt", "events.jsonl", "final.md", "usage.json"),
 }
-# Which checks a broken file poisons. A file the graders cannot trust fails every check
-# that would have read it, never more (so failure sets stay meaningful) and never fewer.
+# Which checks a broken file poisons ("*": all). A file the graders cannot trust fails every
+# check that would have read it, never more (so failure sets stay meaningful) and never
+# fewer; a problem no applicable check reads fails the bundle-level check.
 FILE_CHECKS: dict[str, tuple[str, ...]] = {
-    "meta.json": ("bundle",),
+    "meta.json": ("*",),
     "prompt.txt": ("bundle",),
     "usage.json": ("bundle",),
     "events.jsonl": ("1", "activation"),
@@ -125,16 +126,6 @@ class Bundle:
         if expected_sha256 is not None and hashing.sha256_bytes(data) != expected_sha256:
             raise SkillEvalError(f"{rel}: sha256 does not match the call record (artifact changed after recording)")
         return data
-
-    def problems_for(self, check: str) -> list[Problem]:
-        """Problems in files that feed the named check ('1'..'6', 'activation', 'oracle', 'bundle')."""
-        out = []
-        for p in self.problems:
-            top = p.file.split("/", 1)[0]
-            checks = FILE_CHECKS.get(top, ("bundle",))
-            if check in checks or "bundle" in checks:
-                out.append(p)
-        return out
 
     def call_by_number(self) -> dict[int, Call]:
         return {c.call: c for c in self.calls}

@@ -93,6 +93,7 @@ class Config:
     evals_root: str
     k: int
     harness: tuple[str, ...]
+    tool_harness: bool
     max_bundle_file_bytes: int
     subject: SubjectProfile
     agent: AgentDefaults
@@ -207,6 +208,7 @@ def _build(root: Path, source: Path, raw: dict[str, Any]) -> Config:
         evals_root=evals["root"],
         k=evals.get("k", 3),
         harness=tuple(evals.get("harness", ())),
+        tool_harness=evals.get("tool_harness", True),
         max_bundle_file_bytes=evals.get("max_bundle_file_bytes", 32 * 1024 * 1024),
         subject=subject,
         agent=AgentDefaults(**raw.get("agent", {})),

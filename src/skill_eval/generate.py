@@ -29,9 +29,12 @@ def _rewrite(cfg: Config, repo_file: str, published_file: str, data: bytes) -> b
 
     def mapping(target: str) -> str | None:
         resolved = posixpath.normpath(posixpath.join(posixpath.dirname(repo_file), target))
-        if resolved.startswith(shared):
-            return published_path(published_file, resolved, cfg.skills_shared)
-        return None
+        if not resolved.startswith(shared):
+            return None
+        new = published_path(published_file, resolved, cfg.skills_shared)
+        here = posixpath.dirname(published_file)
+        same = posixpath.normpath(posixpath.join(here, target)) == posixpath.normpath(posixpath.join(here, new))
+        return None if same else new  # keep bytes when the link already works (fragment -> fragment)
 
     return rewrite_links(text, mapping).encode("utf-8")
 

@@ -79,6 +79,25 @@ def _path_entries(cfg: Config, rel: str) -> list[TreeEntry]:
     return [TreeEntry(rel, mode, strict.read_bytes(path))]
 
 
+TOOL_HARNESS = ("adapters", "runner", "modelserver", "shim.py")
+
+
+def tool_harness_files() -> dict[str, list[TreeEntry]]:
+    """skill-eval's own run-shaping source, named `skill-eval:<part>` (not repository paths)."""
+    pkg = Path(__file__).parent
+    out: dict[str, list[TreeEntry]] = {}
+    for part in TOOL_HARNESS:
+        path = pkg / part
+        if path.is_dir():
+            files = [TreeEntry(f"skill-eval:{part}/{e.path}", e.mode, e.data) for e in walk_tree(path, skip_dirs=frozenset({".git", "__pycache__"}))]
+        elif path.is_file():
+            files = [TreeEntry(f"skill-eval:{part}", MODE_FILE, path.read_bytes())]
+        else:
+            continue
+        out[f"skill-eval:{part}"] = files
+    return out
+
+
 def skill_entry(cfg: Config, skill: Skill) -> Entry:
     inputs = {skill.dir: tree_digest(cfg.root / skill.dir)}
     for frag in skill.cites:
@@ -113,6 +132,10 @@ def harness_entry(cfg: Config, skills: list[str]) -> Entry:
         files = _path_entries(cfg, rel)
         entries.extend(files)
         inputs[rel] = digest_entries(HARNESS_DOMAIN, files)
+    if cfg.tool_harness:
+        for name, files in tool_harness_files().items():
+            entries.extend(files)
+            inputs[name] = digest_entries(HARNESS_DOMAIN, files)
     launch = {"agent": cfg.raw.get("agent", {}), "subject": cfg.raw["subject"]}
     launch_digest = record_digest(HARNESS_DOMAIN, launch)
     entries.append(TreeEntry(LAUNCH_CONFIG, MODE_FILE, launch_digest.encode()))

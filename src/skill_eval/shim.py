@@ -16,9 +16,12 @@ what the agent sees or what the tool decides. Hence:
   the call's immutable snapshot, then copied back to the requested path, so a later call reusing
   the path (or a failed call that writes nothing) cannot be confused with this one.
 
-This module runs on every tool call: it imports the standard library only and nothing from
-skill_eval that would pull in third-party packages. All file access goes through the helpers
-named in FILE_IO_HELPERS (a test scans for any other way of opening files).
+Speed: this runs on every tool call, so it imports only cheap standard-library modules. It
+deliberately avoids subprocess, dataclasses, pathlib, typing, datetime and threading, which
+together more than doubled the per-call cost on the reference host (scripts/bench_shim.py);
+records are therefore small slotted classes rather than @dataclass. Nothing from skill_eval
+that pulls in third-party packages is imported. All file access goes through the helpers named
+in FILE_IO_HELPERS (a test scans for any other way of opening files).
 """
 
 from __future__ import annotations
@@ -28,17 +31,16 @@ import hashlib
 import json
 import os
 import re
+import select
 import signal
-import subprocess
 import sys
-import threading
 import time
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
 
-if TYPE_CHECKING:  # only for annotations: importing config would pull in yaml/jsonschema
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing config would pull in yaml/jsonschema
+    from pathlib import Path
+    from typing import Any, BinaryIO
+
     from skill_eval.config import SubjectProfile
 
 SCHEMA_VERSION = 1
@@ -47,12 +49,14 @@ RECORD_DIR_ENV = "SKILL_EVAL_RECORD_DIR"
 DEPTH_ENV = "SKILL_EVAL_SHIM_DEPTH"
 MAX_DEPTH = 4
 WRAPPER_MARKER = b"skill-eval-shim-wrapper"
-EXIT_REFUSED = 2  # required by the brief; see report: it collides with some subjects' verdict codes
+EXIT_REFUSED = 2  # required by the brief; note it collides with abicheck's API_BREAK code
 EXIT_NOT_FOUND = 127  # as the shell reports an unrunnable command
 EXIT_NOT_EXECUTABLE = 126
-CHUNK = 1 << 16
+CHUNK = 1 << 18
+PIPE_SIZE = 1 << 20
 FORMAT_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*")
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+RESET_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ)  # Python ignores these; the child must not inherit that
 
 FILE_IO_HELPERS = (
     "_read_config",
@@ -62,6 +66,7 @@ FILE_IO_HELPERS = (
     "_reserve_call",
     "_open_capture",
     "_copy_artifact",
+    "_precompile",
 )
 
 
@@ -69,20 +74,30 @@ class Refusal(Exception):
     """The shim cannot run safely; it exits EXIT_REFUSED with this one-line message."""
 
 
-# --------------------------------------------------------------------------- data
+class _Record:
+    """Slotted record with dict conversion (a @dataclass would cost ~20 ms of import per call)."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def __init__(self, **values: Any):
+        for name in self.__slots__:
+            setattr(self, name, values.pop(name, getattr(type(self), "_defaults", {}).get(name)))
+        if values:
+            raise TypeError(f"unknown fields {sorted(values)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.to_dict()!r})"
 
 
-@dataclass(frozen=True)
-class ShimConfig:
-    """What the runner tells the shim (written as JSON by install_shim, read on every call)."""
+class ShimConfig(_Record):
+    """What the runner tells the shim (JSON written by install_shim, read on every call)."""
 
-    subject: str
-    real_env: str
-    sandbox_root: str
-    format_dest_options: tuple[str, ...] = ()
-    path_options: tuple[str, ...] = ()
-    directory_options: tuple[str, ...] = ()
-    stdout_token: str = "-"
+    __slots__ = ("subject", "real_env", "sandbox_root", "format_dest_options", "path_options",
+                 "directory_options", "stdout_token")
+    _defaults = {"format_dest_options": (), "path_options": (), "directory_options": (), "stdout_token": "-"}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ShimConfig:
@@ -97,49 +112,29 @@ class ShimConfig:
         )
 
 
-@dataclass
-class OutputRequest:
-    """One output the call names: where the agent asked for it and where the child really writes."""
+class OutputRequest(_Record):
+    """One output the call names: where the agent asked for it and where the child really writes.
 
-    arg_index: int  # index in argv of the token holding the value
-    prefix: str  # text kept before the destination in that token ("--output=", "json=", "-o")
-    option: str
-    format: str | None
-    requested: str  # as given in argv
-    kind: str  # "file" | "dir" | "stdout"
-    effective: str | None = None  # record-dir-relative private location (None for stdout)
-    private: str | None = None  # absolute private path handed to the child
-    target: str | None = None  # absolute requested path (copy-back destination)
+    arg_index/prefix say how to rewrite argv (the token at arg_index becomes prefix + private);
+    effective is the record-dir-relative private location (it is the snapshot when the call
+    produced something); target is the absolute copy-back destination.
+    """
+
+    __slots__ = ("arg_index", "prefix", "option", "format", "requested", "kind", "effective", "private", "target")
 
 
-@dataclass
-class StreamResult:
-    sha256: str = ""
-    bytes: int = 0
-    substitutions: int = 0
-
-
-@dataclass
-class CallRecord:
+class CallRecord(_Record):
     """One line of calls.jsonl (docs/ARCHITECTURE.md, schema `call`)."""
 
-    call: int
-    argv: list[str]
-    cwd: str
-    started_at: str
-    status: str = "provisional"
-    finished_at: str | None = None
-    duration_ms: int | None = None
-    exit_code: int | None = None
-    signal: int | None = None
-    stdout: dict[str, Any] | None = None
-    stderr: dict[str, Any] | None = None
-    outputs: list[dict[str, Any]] = field(default_factory=list)
-    substitutions: dict[str, int] = field(default_factory=lambda: {"stdout": 0, "stderr": 0})
-    schema_version: int = SCHEMA_VERSION
+    __slots__ = ("schema_version", "call", "status", "argv", "cwd", "started_at", "finished_at", "duration_ms",
+                 "exit_code", "signal", "stdout", "stderr", "outputs", "substitutions")
+    _defaults = {"schema_version": SCHEMA_VERSION, "status": "provisional", "outputs": ()}
 
     def to_bytes(self) -> bytes:
-        return (json.dumps(asdict(self), sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        data = self.to_dict()
+        data["outputs"] = list(data["outputs"])
+        data["substitutions"] = data["substitutions"] or {"stdout": 0, "stderr": 0}
+        return (json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 # --------------------------------------------------------------------------- file I/O helpers
@@ -158,55 +153,61 @@ def _read_head(path: str, size: int = 512) -> bytes:
         return b""
 
 
-def _read_record(path: Path) -> dict[str, Any]:
+def _read_record(path: str) -> Any:
     with open(path, "rb") as fh:
         return json.loads(fh.read().decode("utf-8"))
 
 
-def _write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
+def _write_atomic(path: str, data: bytes, mode: int = 0o644) -> None:
     """Write a whole file so readers see the old or the new bytes, never a torn mix."""
-    tmp = path.with_name(f".{path.name}.tmp.{os.getpid()}.{threading.get_ident()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    path = os.fspath(path)
+    head, name = os.path.split(path)
+    tmp = os.path.join(head, f".{name}.tmp.{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
+        os.fchmod(fd, mode)
     finally:
         os.close(fd)
-    os.chmod(tmp, mode)
     os.replace(tmp, path)
 
 
-def _reserve_call(record_dir: Path, make_record) -> int:
+def _reserve_call(record_dir: str, make_record) -> int:
     """Take the next call number and write its provisional record, both under one lock.
 
     The number is max(existing records) + 1, computed while holding an exclusive flock, and the
-    record file is created before the lock is released: two concurrent calls can never get the
+    record file exists before the lock is released: two concurrent calls can never get the
     same number, and a number is never handed out without its record.
     """
-    calls = record_dir / "calls"
-    fd = os.open(record_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    calls = os.path.join(record_dir, "calls")
+    fd = os.open(os.path.join(record_dir, ".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         taken = [int(n[:-5]) for n in os.listdir(calls) if n.endswith(".json") and n[:-5].isdigit()]
         number = max(taken, default=0) + 1
-        _write_atomic(calls / f"{number}.json", make_record(number))
+        _write_atomic(os.path.join(calls, f"{number}.json"), make_record(number))
         return number
     finally:
         os.close(fd)  # releases the flock
 
 
-def _open_capture(path: Path) -> BinaryIO:
-    return open(path, "wb")  # noqa: SIM115 - closed by the tee thread
+def _open_capture(path: str) -> BinaryIO:
+    return open(path, "wb")  # noqa: SIM115 - closed by _Tee.finish
 
 
-def _copy_artifact(src: Path, dst: Path | None) -> str:
-    """Digest a produced file and (when dst is given) copy it to the requested path in one pass."""
+def _copy_artifact(src: str, dst: str | None) -> str:
+    """Digest a produced file and (when dst is given) copy it to the requested path in one pass.
+
+    The destination is opened for writing in place (following a symlink, as the tool itself
+    would have); missing parent directories are created.
+    """
     h = hashlib.sha256()
     out = None
     if dst is not None:
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        out = open(dst, "wb")  # noqa: SIM115 - closed below; writes through symlinks like the tool would
+        os.makedirs(os.path.dirname(dst) or ".", exist_ok=True)
+        out = open(dst, "wb")  # noqa: SIM115 - closed below
     try:
         with open(src, "rb") as fh:
             while chunk := fh.read(1 << 20):
@@ -221,10 +222,20 @@ def _copy_artifact(src: Path, dst: Path | None) -> str:
     return h.hexdigest()
 
 
+def _precompile(module_file: str) -> None:
+    """Write this module's .pyc so the first recorded call does not pay for compilation."""
+    import py_compile
+
+    try:
+        py_compile.compile(module_file, doraise=True)
+    except (OSError, py_compile.PyCompileError):
+        pass  # read-only source tree: every call compiles, slower but correct
+
+
 # --------------------------------------------------------------------------- argv analysis
 
 
-def _classify(value: str, option: str, style: str, cfg: ShimConfig, cwd: str) -> tuple[str | None, str, str] | None:
+def _classify(value: str, style: str, cfg: ShimConfig, cwd: str) -> tuple[str | None, str, str] | None:
     """Split an option value into (format, dest, kind), or None when it names no output path."""
     fmt: str | None = None
     dest = value
@@ -273,18 +284,23 @@ def parse_outputs(argv: list[str], cfg: ShimConfig, cwd: str) -> list[OutputRequ
         i += 1
         if option is None or value is None:
             continue
-        parsed = _classify(value, option, styles[option], cfg, cwd)
+        parsed = _classify(value, styles[option], cfg, cwd)
         if parsed is None:
             continue
         fmt, dest, kind = parsed
         if fmt is not None:
             prefix += fmt + "="
-        found.append(OutputRequest(arg_index=index, prefix=prefix, option=option, format=fmt, requested=dest, kind=kind))
+        found.append(OutputRequest(arg_index=index, prefix=prefix, option=option, format=fmt,
+                                   requested=dest, kind=kind))
     return found
 
 
 def plan_outputs(outputs: list[OutputRequest], record_dir: str, number: int, cwd: str) -> None:
-    """Assign each file/dir output its private location `captured/N.out.d/<i>/...`."""
+    """Assign each file/dir output its private location `captured/N.out.d/<i>/...`.
+
+    A file keeps its requested base name, so a tool that prints only the name prints the same
+    text it would have without the shim.
+    """
     for i, out in enumerate(outputs):
         if out.kind == "stdout":
             continue
@@ -304,7 +320,19 @@ def rewrite_argv(argv: list[str], outputs: list[OutputRequest]) -> list[str]:
     return new
 
 
-# --------------------------------------------------------------------------- streaming substitution
+def substitution_map(outputs: list[OutputRequest]) -> dict[bytes, bytes]:
+    """private -> requested, as bytes (directories without their trailing slash)."""
+    mapping = {}
+    for o in outputs:
+        if o.private is not None:
+            strip = o.kind == "dir"
+            private = o.private.rstrip("/") if strip else o.private
+            requested = o.requested.rstrip("/") if strip else o.requested
+            mapping[os.fsencode(private)] = os.fsencode(requested or o.requested)
+    return mapping
+
+
+# --------------------------------------------------------------------------- streaming tee
 
 
 class Substituter:
@@ -323,9 +351,8 @@ class Substituter:
         self.count = 0
 
     def _replace(self, data: bytes, limit: int) -> tuple[bytes, int]:
-        assert self.pattern is not None
         parts, pos = [], 0
-        for m in self.pattern.finditer(data):
+        for m in self.pattern.finditer(data):  # type: ignore[union-attr]
             if m.start() >= limit:
                 break
             parts.append(data[pos : m.start()])
@@ -355,49 +382,78 @@ class Substituter:
         return head + data[pos:]
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+class _Tee:
+    """One child stream: substitute, write to our own fd, persist and digest, chunk by chunk.
 
-
-def _pump(src, dst_fd: int, capture: BinaryIO, subst: Substituter, result: StreamResult) -> None:
-    """Tee one child stream: substitute, write to our own fd, persist and digest, chunk by chunk.
-
-    If our own stream is gone (EPIPE, EBADF) we close the child's pipe as well, so the child sees
-    the same broken pipe it would have seen without the shim, and stop.
+    If our own stream is gone (EPIPE, EBADF) the child's pipe is closed as well, so the child
+    meets the same broken pipe it would have met without the shim.
     """
-    h = hashlib.sha256()
-    fd = src.fileno()
-    alive = True
-    try:
-        while True:
-            chunk = os.read(fd, CHUNK)
-            out = subst.feed(chunk) if chunk else subst.flush()
-            if out:
-                h.update(out)
-                capture.write(out)
-                result.bytes += len(out)
-                if alive:
-                    try:
-                        _write_all(dst_fd, out)
-                    except OSError:
-                        alive = False
-                        break
-            if not chunk:
-                break
-    finally:
-        src.close()
-        capture.close()
-        result.sha256 = h.hexdigest()
-        result.substitutions = subst.count
+
+    __slots__ = ("src", "dst", "capture", "subst", "hash", "bytes", "open", "downstream")
+
+    def __init__(self, src: int, dst: int, capture: BinaryIO, mapping: dict[bytes, bytes]):
+        self.src, self.dst, self.capture = src, dst, capture
+        self.subst = Substituter(mapping)
+        self.hash = hashlib.sha256()
+        self.bytes = 0
+        self.open = True
+        self.downstream = True
+
+    def _emit(self, out: bytes) -> None:
+        if not out:
+            return
+        self.hash.update(out)
+        self.capture.write(out)
+        self.bytes += len(out)
+        if self.downstream:
+            view = memoryview(out)
+            try:
+                while view:
+                    view = view[os.write(self.dst, view) :]
+            except OSError:
+                self.downstream = False
+                self.finish()
+
+    def pump(self) -> None:
+        chunk = os.read(self.src, CHUNK)
+        if chunk:
+            self._emit(self.subst.feed(chunk))
+        else:
+            self._emit(self.subst.flush())
+            self.finish()
+
+    def finish(self) -> None:
+        if self.open:
+            self.open = False
+            os.close(self.src)
+            self.capture.close()
+
+    def result(self, path: str) -> dict[str, Any]:
+        return {"path": path, "sha256": self.hash.hexdigest(), "bytes": self.bytes}
+
+
+def _tee_all(tees: list[_Tee]) -> None:
+    poller = select.poll()
+    live = {t.src: t for t in tees}
+    for fd in live:
+        poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    while live:
+        for fd, _event in poller.poll():
+            tee = live.get(fd)
+            if tee is None:
+                continue
+            tee.pump()
+            if not tee.open:
+                poller.unregister(fd)
+                del live[fd]
 
 
 # --------------------------------------------------------------------------- main
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
 
 
 def _say(message: str) -> None:
@@ -412,8 +468,8 @@ def _rel_cwd(cwd: str, sandbox_root: str) -> str:
     return "." if rel == os.curdir else rel.replace(os.sep, "/")
 
 
-def _load(argv: list[str], wrapper: str | None) -> tuple[ShimConfig, str, Path]:
-    """Everything the shim needs before it may spawn anything; raises Refusal otherwise."""
+def _load() -> tuple[ShimConfig, str, str]:
+    """Config, real tool path and record dir, or Refusal: nothing may be spawned without them."""
     cfg_path = os.environ.get(CONFIG_ENV)
     if not cfg_path:
         raise Refusal(f"{CONFIG_ENV} is not set; refusing to run (the runner sets it when it installs the shim)")
@@ -424,7 +480,7 @@ def _load(argv: list[str], wrapper: str | None) -> tuple[ShimConfig, str, Path]:
     record = os.environ.get(RECORD_DIR_ENV)
     if not record or not os.path.isdir(os.path.join(record, "calls")):
         raise Refusal(f"{RECORD_DIR_ENV} is not set or has no calls/ directory; refusing to run unrecorded")
-    return cfg, os.environ.get(cfg.real_env, ""), Path(os.path.realpath(record))
+    return cfg, os.environ.get(cfg.real_env, ""), os.path.realpath(record)
 
 
 def _check_real(real: str, cfg: ShimConfig, wrapper: str | None) -> None:
@@ -433,131 +489,128 @@ def _check_real(real: str, cfg: ShimConfig, wrapper: str | None) -> None:
         raise Refusal(f"{name} is not set; refusing to look up {cfg.subject!r} on PATH (it would find this shim again)")
     if not os.path.isabs(real):
         raise Refusal(f"{name}={real!r} is not an absolute path; refusing a PATH lookup")
-    own = [p for p in (wrapper, __file__) if p]
-    for mine in own:
+    for mine in (wrapper, __file__):
         try:
-            if os.path.samefile(real, mine):
+            if mine and os.path.samefile(real, mine):
                 raise Refusal(f"{name}={real} points at the shim itself; refusing to recurse")
         except OSError:
             continue
     if WRAPPER_MARKER in _read_head(real):
         raise Refusal(f"{name}={real} is a skill-eval shim wrapper; refusing to recurse")
-    try:
-        depth = int(os.environ.get(DEPTH_ENV, "0"))
-    except ValueError:
-        depth = 0
-    if depth >= MAX_DEPTH:
-        raise Refusal(f"{DEPTH_ENV}={depth}: shim nested {depth} deep; refusing to recurse further")
+    depth = os.environ.get(DEPTH_ENV, "0")
+    if not depth.isdigit() or int(depth) >= MAX_DEPTH:
+        raise Refusal(f"{DEPTH_ENV}={depth}: shim nested too deep; refusing to recurse further")
 
 
 def main(argv: list[str] | None = None, wrapper: str | None = None) -> int:
-    argv = list(sys.argv if argv is None else argv)
-    argv[0] = os.path.basename(argv[0]) if argv else "shim"
-    started, t0 = _now(), time.monotonic()
-    cwd = os.getcwd()
+    """Run one recorded call; returns the exit status the shim must exit with."""
+    argv = list(sys.argv if argv is None else argv) or ["shim"]
+    started, t0, cwd = _now(), time.monotonic(), os.getcwd()
     try:
-        cfg, real, record_dir = _load(argv, wrapper)
+        cfg, real, record_dir = _load()
     except Refusal as exc:
         _say(f"skill-eval shim: {exc}")
         return EXIT_REFUSED
-    argv[0] = cfg.subject if argv[0] in ("", "shim") else argv[0]
+    argv[0] = os.path.basename(argv[0]) or cfg.subject  # the name as invoked, never a local path
     outputs = parse_outputs(argv, cfg, cwd)
-    rec = CallRecord(call=0, argv=argv, cwd=_rel_cwd(cwd, cfg.sandbox_root), started_at=started)
+    rec = CallRecord(argv=argv, cwd=_rel_cwd(cwd, cfg.sandbox_root), started_at=started)
 
     def provisional(number: int) -> bytes:
         rec.call = number
-        plan_outputs(outputs, str(record_dir), number, cwd)
-        rec.outputs = [_output_entry(o, None, None) for o in outputs]
+        plan_outputs(outputs, record_dir, number, cwd)
+        rec.outputs = [_output_entry(o) for o in outputs]
         return rec.to_bytes()
 
     try:
         _check_real(real, cfg, wrapper)
     except Refusal as exc:
         _say(f"skill-eval shim: {exc}")
-        _finish_failed(record_dir, rec, provisional, t0)
+        number = _reserve_call(record_dir, provisional)
+        _finalize_failed(record_dir, number, rec, outputs, t0)
         return EXIT_REFUSED
     number = _reserve_call(record_dir, provisional)
     return _run(real, argv, outputs, rec, record_dir, number, t0)
 
 
-def _finish_failed(record_dir: Path, rec: CallRecord, provisional, t0: float) -> None:
-    number = _reserve_call(record_dir, provisional)
+def _output_entry(out: OutputRequest, snapshot: str | None = None, sha: str | None = None,
+                  files: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"option": out.option, "format": out.format, "requested": out.requested, "kind": out.kind,
+            "effective": out.effective, "snapshot": snapshot, "sha256": sha, "files": files}
+
+
+def _finalize_failed(record_dir: str, number: int, rec: CallRecord, outputs: list[OutputRequest], t0: float) -> None:
+    _discard_private(outputs)
+    for out in outputs:
+        out.effective = None
+    _prune_snapdir(record_dir, number)
     rec.status, rec.finished_at = "spawn_failed", _now()
     rec.duration_ms = int((time.monotonic() - t0) * 1000)
-    rec.outputs = [{**o, "effective": None} for o in rec.outputs]
-    _write_atomic(record_dir / "calls" / f"{number}.json", rec.to_bytes())
+    rec.outputs = [_output_entry(o) for o in outputs]
+    _write_atomic(os.path.join(record_dir, "calls", f"{number}.json"), rec.to_bytes())
 
 
-def _output_entry(out: OutputRequest, snapshot: str | None, sha: str | None, files: dict | None = None) -> dict:
-    return {
-        "option": out.option,
-        "format": out.format,
-        "requested": out.requested,
-        "kind": out.kind,
-        "effective": out.effective,
-        "snapshot": snapshot,
-        "sha256": sha,
-        "files": files,
-    }
+def _prune_snapdir(record_dir: str, number: int) -> None:
+    """Drop captured/N.out.d when nothing was snapshotted, so its absence means exactly that."""
+    snapdir = os.path.join(record_dir, "captured", f"{number}.out.d")
+    if os.path.isdir(snapdir) and not os.listdir(snapdir):
+        os.rmdir(snapdir)
 
 
-def _run(real: str, argv: list[str], outputs: list[OutputRequest], rec: CallRecord, record_dir: Path,
+def _pipe() -> tuple[int, int]:
+    r, w = os.pipe()
+    try:
+        fcntl.fcntl(r, 1031, PIPE_SIZE)  # F_SETPIPE_SZ: fewer, larger reads for big outputs
+    except OSError:
+        pass
+    return r, w
+
+
+def _run(real: str, argv: list[str], outputs: list[OutputRequest], rec: CallRecord, record_dir: str,
          number: int, t0: float) -> int:
-    captured = record_dir / "captured"
     for out in outputs:
         if out.private is not None:
             os.makedirs(out.private if out.kind == "dir" else os.path.dirname(out.private), exist_ok=True)
-    mapping = {os.fsencode(o.private.rstrip("/") if o.kind == "dir" else o.private):
-               os.fsencode(o.requested.rstrip("/") if o.kind == "dir" else o.requested)
-               for o in outputs if o.private is not None}
     env = dict(os.environ)
-    env[DEPTH_ENV] = str(int(env.get(DEPTH_ENV, "0") or 0) + 1)
-    child_argv = [real, *rewrite_argv(argv, outputs)[1:]]
+    env[DEPTH_ENV] = str(int(env.get(DEPTH_ENV, "0")) + 1)
+    (out_r, out_w), (err_r, err_w) = _pipe(), _pipe()
     try:
-        child = subprocess.Popen(child_argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        pid = os.posix_spawn(real, [real, *rewrite_argv(argv, outputs)[1:]], env,
+                             file_actions=[(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)],
+                             setsigdef=RESET_SIGNALS)
     except OSError as exc:
-        code = EXIT_NOT_FOUND if isinstance(exc, FileNotFoundError) else EXIT_NOT_EXECUTABLE
+        for fd in (out_r, out_w, err_r, err_w):
+            os.close(fd)
         _say(f"skill-eval shim: cannot run {real}: {exc.strerror}")
-        _discard_private(outputs)
-        rec.status, rec.finished_at = "spawn_failed", _now()
-        rec.duration_ms = int((time.monotonic() - t0) * 1000)
-        rec.outputs = [_output_entry(o, None, None) for o in outputs]
-        _write_atomic(record_dir / "calls" / f"{number}.json", rec.to_bytes())
-        return code
+        _finalize_failed(record_dir, number, rec, outputs, t0)
+        return EXIT_NOT_FOUND if isinstance(exc, FileNotFoundError) else EXIT_NOT_EXECUTABLE
+    os.close(out_w)
+    os.close(err_w)
 
-    def forward(signum, _frame):
+    def forward(signum: int, _frame: object) -> None:
         try:
-            child.send_signal(signum)
+            os.kill(pid, signum)
         except OSError:
             pass
 
     for sig in FORWARDED_SIGNALS:
         signal.signal(sig, forward)
-    results = {"stdout": StreamResult(), "stderr": StreamResult()}
-    threads = [
-        threading.Thread(target=_pump, args=(child.stdout, 1, _open_capture(captured / f"{number}.out"),
-                                             Substituter(mapping), results["stdout"]), daemon=True),
-        threading.Thread(target=_pump, args=(child.stderr, 2, _open_capture(captured / f"{number}.err"),
-                                             Substituter(mapping), results["stderr"]), daemon=True),
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    status = child.wait()
-    signum = -status if status < 0 else None
-    exit_code = 128 + signum if signum else status
+    cap = os.path.join(record_dir, "captured", str(number))
+    mapping = substitution_map(outputs)
+    tees = [_Tee(out_r, 1, _open_capture(cap + ".out"), mapping), _Tee(err_r, 2, _open_capture(cap + ".err"), mapping)]
+    _tee_all(tees)
+    _, status = os.waitpid(pid, 0)
+    signum = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+    exit_code = 128 + signum if signum else os.waitstatus_to_exitcode(status)
 
     rec.status, rec.exit_code, rec.signal = "complete", exit_code, signum
-    for name in ("stdout", "stderr"):
-        r = results[name]
-        ext = "out" if name == "stdout" else "err"
-        setattr(rec, name, {"path": f"captured/{number}.{ext}", "sha256": r.sha256, "bytes": r.bytes})
-        rec.substitutions[name] = r.substitutions
-    rec.outputs = _collect_outputs(outputs, signum is not None, results["stdout"], number)
+    rec.stdout = tees[0].result(f"captured/{number}.out")
+    rec.stderr = tees[1].result(f"captured/{number}.err")
+    rec.substitutions = {"stdout": tees[0].subst.count, "stderr": tees[1].subst.count}
+    rec.outputs = _collect_outputs(outputs, signum is not None, rec.stdout, number)
+    _prune_snapdir(record_dir, number)
     rec.finished_at = _now()
     rec.duration_ms = int((time.monotonic() - t0) * 1000)
-    _write_atomic(record_dir / "calls" / f"{number}.json", rec.to_bytes())
+    _write_atomic(os.path.join(record_dir, "calls", f"{number}.json"), rec.to_bytes())
     return exit_code
 
 
@@ -566,30 +619,28 @@ def _discard_private(outputs: list[OutputRequest]) -> None:
 
     for out in outputs:
         if out.private is not None:
-            shutil.rmtree(os.path.dirname(out.private.rstrip("/")) if out.kind == "file" else out.private,
-                          ignore_errors=True)
+            where = os.path.dirname(out.private) if out.kind == "file" else out.private.rstrip("/")
+            shutil.rmtree(where, ignore_errors=True)
 
 
-def _collect_outputs(outputs: list[OutputRequest], signalled: bool, stdout: StreamResult, number: int) -> list[dict]:
+def _collect_outputs(outputs: list[OutputRequest], signalled: bool, stdout: dict[str, Any],
+                     number: int) -> list[dict[str, Any]]:
     """Snapshot what each output produced and copy it back; a signalled call snapshots nothing."""
-    entries = []
     if signalled:
         _discard_private(outputs)
+        return [_output_entry(o) for o in outputs]
+    entries = []
     for out in outputs:
         if out.kind == "stdout":
-            ok = not signalled and stdout.bytes > 0
-            entries.append(_output_entry(out, f"captured/{number}.out" if ok else None, stdout.sha256 if ok else None))
-            continue
-        assert out.private is not None and out.target is not None
-        if signalled:
-            entries.append(_output_entry(out, None, None))
+            produced = stdout["bytes"] > 0
+            entries.append(_output_entry(out, f"captured/{number}.out" if produced else None,
+                                         stdout["sha256"] if produced else None))
         elif out.kind == "file":
             if os.path.isfile(out.private) and not os.path.islink(out.private):
-                sha = _copy_artifact(Path(out.private), Path(out.target))
-                entries.append(_output_entry(out, out.effective, sha))
+                entries.append(_output_entry(out, out.effective, _copy_artifact(out.private, out.target)))
             else:
                 _discard_private([out])
-                entries.append(_output_entry(out, None, None))
+                entries.append(_output_entry(out))
         else:
             files = {}
             base = out.private.rstrip("/")
@@ -600,65 +651,56 @@ def _collect_outputs(outputs: list[OutputRequest], signalled: bool, stdout: Stre
                     if os.path.islink(full) or not os.path.isfile(full):
                         continue  # only regular files are evidence; links are neither copied nor kept
                     rel = os.path.relpath(full, base).replace(os.sep, "/")
-                    files[rel] = _copy_artifact(Path(full), Path(out.target) / rel)
-            if files:
-                entries.append(_output_entry(out, out.effective, None, files))
-            else:
+                    files[rel] = _copy_artifact(full, os.path.join(out.target, rel))
+            if not files:
                 _discard_private([out])
-                entries.append(_output_entry(out, None, None))
+            entries.append(_output_entry(out, out.effective if files else None, None, files or None))
     return entries
 
 
 # --------------------------------------------------------------------------- runner side
 
 
-def collect_calls(record_dir: Path) -> list[dict[str, Any]]:
+def collect_calls(record_dir: Path | str) -> list[dict[str, Any]]:
     """All call records under record_dir/calls, sorted by call number (the calls.jsonl order).
 
     Fails closed: an unreadable record, or one whose number disagrees with its file name, raises
     ValueError rather than being skipped (a lost call would read as a call that never happened).
     """
-    calls_dir = Path(record_dir) / "calls"
+    calls_dir = os.path.join(os.fspath(record_dir), "calls")
     records = []
     for name in os.listdir(calls_dir):
         if name.startswith(".") or not name.endswith(".json"):
             continue
-        stem = name[:-5]
-        if not stem.isdigit():
-            raise ValueError(f"{calls_dir / name}: unexpected file in the call record directory")
+        path = os.path.join(calls_dir, name)
+        if not name[:-5].isdigit():
+            raise ValueError(f"{path}: unexpected file in the call record directory")
         try:
-            data = _read_record(calls_dir / name)
+            data = _read_record(path)
         except (OSError, ValueError) as exc:
-            raise ValueError(f"{calls_dir / name}: unreadable call record ({exc})") from None
-        if not isinstance(data, dict) or data.get("call") != int(stem):
-            raise ValueError(f"{calls_dir / name}: record number does not match its file name")
+            raise ValueError(f"{path}: unreadable call record ({exc})") from None
+        if not isinstance(data, dict) or data.get("call") != int(name[:-5]):
+            raise ValueError(f"{path}: record number does not match its file name")
         records.append(data)
     return sorted(records, key=lambda r: r["call"])
 
 
 def wrapper_script(python: str, src_dir: str, style: str = "python") -> str:
-    """The executable placed on PATH. `python` style: one interpreter start, no shell.
+    """The executable placed on PATH.
 
-    `-I -S` keep the agent's PYTHON* variables and site-packages out of the shim (it needs
-    neither, and starts faster without site).
+    `python`: a `#!<python> -IS` script (one process start, no shell). `sh`: `/bin/sh` execs the
+    interpreter (for interpreter paths a shebang cannot hold: long, or with spaces).
+    `-I -S` keep the agent's PYTHON* variables and site-packages out of the shim; it needs neither
+    and starts faster without site.
     """
+    marker = f"# {WRAPPER_MARKER.decode()}: generated by skill_eval.shim.install_shim; do not edit\n"
     if style == "python":
-        return (
-            f"#!{python} -IS\n"
-            f"# {WRAPPER_MARKER.decode()} — generated by skill_eval.shim.install_shim; do not edit\n"
-            "import sys\n"
-            f"sys.path.insert(0, {src_dir!r})\n"
-            "from skill_eval.shim import main\n"
-            "sys.exit(main(sys.argv, wrapper=__file__))\n"
-        )
+        return (f"#!{python} -IS\n{marker}import sys\nsys.path.insert(0, {src_dir!r})\n"
+                "from skill_eval.shim import main\nsys.exit(main(sys.argv, wrapper=__file__))\n")
     if style == "sh":
         code = (f"import sys; sys.path.insert(0, {src_dir!r}); from skill_eval.shim import main; "
                 "sys.exit(main(sys.argv[1:], wrapper=sys.argv[1]))")
-        return (
-            "#!/bin/sh\n"
-            f"# {WRAPPER_MARKER.decode()} — generated by skill_eval.shim.install_shim; do not edit\n"
-            f"exec {_sh_quote(python)} -IS -c {_sh_quote(code)} \"$0\" \"$@\"\n"
-        )
+        return f"#!/bin/sh\n{marker}exec {_sh_quote(python)} -IS -c {_sh_quote(code)} \"$0\" \"$@\"\n"
     raise ValueError(f"unknown wrapper style {style!r}")
 
 
@@ -668,24 +710,21 @@ def _sh_quote(text: str) -> str:
 
 def install_shim(bin_dir: Path, profile: SubjectProfile, real: Path, record_dir: Path, sandbox_root: Path,
                  *, style: str = "python", base_path: str | None = None) -> dict[str, str]:
-    """Write bin_dir/<subject> and its config; return the environment the runner must set.
+    """Write bin_dir/<subject> and its config JSON; return the environment the runner must set.
 
-    The python-shebang wrapper is the default because it saves the /bin/sh start (see
-    scripts/bench_shim.py); the sh wrapper exists for interpreters whose path is too long or
-    contains spaces (a shebang line cannot quote).
+    The returned PATH puts bin_dir first (before base_path, default: this process's PATH).
+    The python-shebang wrapper is the default (see scripts/bench_shim.py for the measurement);
+    it falls back to the sh wrapper when the interpreter path cannot sit in a shebang line.
     """
-    bin_dir, record_dir, sandbox_root = Path(bin_dir), Path(record_dir), Path(sandbox_root)
-    real = Path(real)
-    if not real.is_absolute():
+    bin_dir, record_dir, sandbox_root, real = (os.fspath(p) for p in (bin_dir, record_dir, sandbox_root, real))
+    if not os.path.isabs(real):
         raise ValueError(f"real tool path {real} must be absolute")
-    if not (real.is_file() and os.access(real, os.X_OK)):
+    if not (os.path.isfile(real) and os.access(real, os.X_OK)):
         raise ValueError(f"real tool {real} is not an executable file")
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    (record_dir / "calls").mkdir(parents=True, exist_ok=True)
-    (record_dir / "captured").mkdir(parents=True, exist_ok=True)
-    wrapper = bin_dir / profile.name
-    if wrapper.exists() and os.path.samefile(real, wrapper):
-        raise ValueError(f"real tool {real} is the shim location itself")
+    if WRAPPER_MARKER in _read_head(real):
+        raise ValueError(f"real tool {real} is itself a skill-eval shim wrapper")
+    for d in (bin_dir, os.path.join(record_dir, "calls"), os.path.join(record_dir, "captured")):
+        os.makedirs(d, exist_ok=True)
     python = sys.executable
     if style == "python" and (len(python) > 120 or " " in python):
         style = "sh"
@@ -699,16 +738,18 @@ def install_shim(bin_dir: Path, profile: SubjectProfile, real: Path, record_dir:
         "directory_options": list(profile.directory_options),
         "stdout_token": profile.stdout_token,
     }
-    config_path = bin_dir / f".{profile.name}.skill-eval-shim.json"
+    config_path = os.path.join(bin_dir, f".{profile.name}.skill-eval-shim.json")
     _write_atomic(config_path, (json.dumps(config, indent=2, sort_keys=True) + "\n").encode())
-    src_dir = str(Path(__file__).resolve().parent.parent)
-    _write_atomic(wrapper, wrapper_script(python, src_dir, style).encode(), mode=0o755)
+    module = os.path.realpath(__file__)
+    _write_atomic(os.path.join(bin_dir, profile.name),
+                  wrapper_script(python, os.path.dirname(os.path.dirname(module)), style).encode(), mode=0o755)
+    _precompile(module)
     path = base_path if base_path is not None else os.environ.get("PATH", os.defpath)
     return {
-        profile.real_env: str(real),
-        CONFIG_ENV: str(config_path),
-        RECORD_DIR_ENV: str(record_dir),
-        "PATH": os.pathsep.join([str(bin_dir), *[p for p in path.split(os.pathsep) if p and p != str(bin_dir)]]),
+        profile.real_env: real,
+        CONFIG_ENV: config_path,
+        RECORD_DIR_ENV: record_dir,
+        "PATH": os.pathsep.join([bin_dir, *[p for p in path.split(os.pathsep) if p and p != bin_dir]]),
     }
 
 

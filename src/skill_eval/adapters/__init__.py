@@ -1,0 +1,56 @@
+"""Agent adapters: one module per agent, one interface (base.Adapter), looked up by name.
+
+Like pre-commit's languages/: the runner never special-cases an agent; it asks the
+adapter for argv, env, HOME config files and skill directories, launches, and hands the
+captured stdout back to `parse`. Adapter source is part of the harness digest.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from skill_eval.adapters.base import (
+    TIER_AGENT,
+    TIER_MANUAL,
+    TIER_READS,
+    Adapter,
+    BinaryInfo,
+    NormalizedRun,
+    binary_info,
+)
+from skill_eval.errors import ConfigError
+
+# adapter name -> (module, class)
+ADAPTERS: dict[str, tuple[str, str]] = {
+    "claude-code": ("claude_code", "ClaudeCodeAdapter"),
+    "codex": ("codex", "CodexAdapter"),
+    "gemini-cli": ("gemini_cli", "GeminiCliAdapter"),
+    "openai-compatible": ("openai_compatible", "OpenAICompatibleAdapter"),
+    "scripted": ("scripted", "ScriptedAdapter"),
+}
+
+
+def get_adapter(name: str) -> Adapter:
+    """A fresh adapter instance; an unknown name is a configuration error (exit 2)."""
+    if name not in ADAPTERS:
+        raise ConfigError(f"unknown agent adapter {name!r}", fix=f"use one of {', '.join(sorted(ADAPTERS))}")
+    module, cls = ADAPTERS[name]
+    return getattr(importlib.import_module(f"skill_eval.adapters.{module}"), cls)()
+
+
+def adapter_names() -> list[str]:
+    return sorted(ADAPTERS)
+
+
+__all__ = [
+    "ADAPTERS",
+    "TIER_AGENT",
+    "TIER_MANUAL",
+    "TIER_READS",
+    "Adapter",
+    "BinaryInfo",
+    "NormalizedRun",
+    "adapter_names",
+    "binary_info",
+    "get_adapter",
+]

@@ -1,0 +1,209 @@
+"""Replay grading: one bundle in, one `Grade` out, as a pure function of recorded files.
+
+`grade_bundle(path, catalog)` dispatches on meta.json's kind — behavioural bundles get
+dimensions 1–6 (+ command oracles), trigger bundles get activation only — so a bundle
+cannot be graded by the wrong rule set. Each dimension is a list of named rules looked
+up at call time (`DIM6_RULES` etc.), so a test can disable any single rule and prove the
+golden corpus notices. Nothing here imports the subject tool.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skill_eval import bundle as bundle_mod
+from skill_eval import oracles
+from skill_eval.config import Config
+from skill_eval.content import (
+    FIXTURES,
+    Rubric,
+    load_ground_truth,
+    load_rubric,
+    load_scenarios,
+    load_trigger_corpus,
+)
+from skill_eval.graders import claims, judged, trigger, uncertainty, workflow
+from skill_eval.graders.context import Context, build_run
+
+DIMENSION_RULES = {
+    1: (workflow, "DIM1_RULES"),
+    2: (uncertainty, "DIM2_RULES"),
+    3: (workflow, "DIM3_RULES"),
+    6: (claims, "DIM6_RULES"),
+}
+ZERO_TOLERANCE_DEFAULT = (2, 6)
+MERGE_GATING = ("1", "2", "3", "6", "oracle", "activation", "bundle")
+RELEASE_GATING = MERGE_GATING + ("4", "5")
+STAGES = ("merge", "release")
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # pass | fail | not_judged | not_applicable
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "fail"
+
+    def to_json(self, stage: str = "merge") -> dict[str, Any]:
+        ok = ("pass", "not_applicable", "not_judged") if stage == "merge" else ("pass", "not_applicable")
+        return {"status": self.status, "passed": self.status in ok, "reasons": list(self.reasons)}
+
+
+@dataclass
+class Grade:
+    bundle: str
+    kind: str | None
+    item: str | None
+    meta: dict[str, Any]
+    checks: dict[str, Check]
+    zero_tolerance: tuple[int, ...] = ZERO_TOLERANCE_DEFAULT
+
+    def failures(self) -> list[int | str]:
+        """Every failed check: dimension numbers (sorted) then named checks (sorted)."""
+        dims = sorted(int(n) for n, c in self.checks.items() if c.failed and n.isdigit())
+        named = sorted(n for n, c in self.checks.items() if c.failed and not n.isdigit())
+        return [*dims, *named]
+
+    def failed_dimensions(self) -> list[int]:
+        return [f for f in self.failures() if isinstance(f, int)]
+
+    def zero_tolerance_failed(self) -> list[int]:
+        return [d for d in self.failed_dimensions() if d in self.zero_tolerance]
+
+    def incomplete(self) -> list[int]:
+        return sorted(int(n) for n, c in self.checks.items() if c.status == "not_judged")
+
+    def passed(self, stage: str = "merge") -> bool:
+        gating = RELEASE_GATING if stage == "release" else MERGE_GATING
+        for name in gating:
+            c = self.checks.get(name)
+            if c is None:
+                continue
+            if c.failed or (stage == "release" and c.status == "not_judged"):
+                return False
+        return True
+
+    def to_json(self, stage: str = "merge") -> dict[str, Any]:
+        return {
+            "bundle": self.bundle,
+            "kind": self.kind,
+            "item": self.item,
+            "arm": self.meta.get("arm"),
+            "skill": self.meta.get("skill"),
+            "k": self.meta.get("k"),
+            "stage": stage,
+            "passed": self.passed(stage),
+            "dimensions": {n: c.to_json(stage) for n, c in sorted(self.checks.items()) if n.isdigit()},
+            "checks": {n: c.to_json(stage) for n, c in sorted(self.checks.items()) if not n.isdigit()},
+            "failures": self.failures(),
+            "failed_dimensions": self.failed_dimensions(),
+            "zero_tolerance_failed": self.zero_tolerance_failed(),
+            "incomplete_dimensions": self.incomplete(),
+        }
+
+
+class Catalog:
+    """The repository's evaluation content, loaded once for many bundles."""
+
+    def __init__(self, cfg: Config, *, rubric: Rubric | None = None):
+        self.cfg = cfg
+        self.truth = load_ground_truth(cfg)
+        self.scenarios = {s.id: s for s in load_scenarios(cfg, truth=self.truth)}
+        corpus_path = cfg.evals_dir / "trigger_corpus.yaml"
+        self.prompts = {p.id: p for p in load_trigger_corpus(cfg)} if corpus_path.is_file() else {}
+        rubric_path = cfg.evals_dir / "rubric.yaml"
+        self.rubric = rubric or (load_rubric(cfg) if rubric_path.is_file() else None)
+        self.coverage_path = getattr(cfg.subject, "coverage_path", None) or cfg.raw.get("subject", {}).get(
+            "report", {}
+        ).get("coverage_path")
+
+    def context_for(self, meta: dict[str, Any] | None) -> Context:
+        subject = self.cfg.subject
+        if meta is None:
+            return Context(subject=subject, rubric=self.rubric, problems=("meta.json is unreadable",))
+        if meta["kind"] == "trigger":
+            return Context(subject=subject, rubric=self.rubric, prompt=self.prompts.get(meta.get("prompt_id", "")))
+        sc = self.scenarios.get(meta.get("scenario", ""))
+        if sc is None:
+            return Context(subject=subject, rubric=self.rubric, problems=(f"scenario {meta.get('scenario')!r} is not in scenarios.yaml",))
+        problems = []
+        if meta.get("skill") not in (None, sc.skill):
+            problems.append(f"meta.json names skill {meta.get('skill')!r} but scenario {sc.id} belongs to {sc.skill!r}")
+        return Context(
+            subject=subject, rubric=self.rubric, scenario=sc, truth=self.truth.get(sc.fixture),
+            fixture_dir=self.cfg.evals_dir / FIXTURES / sc.fixture, coverage_path=self.coverage_path,
+            problems=tuple(problems),
+        )
+
+
+def _rules(dim: int) -> tuple[str, ...]:
+    module, attr = DIMENSION_RULES[dim]
+    return getattr(module, attr)
+
+
+def _apply(module: Any, names: tuple[str, ...], run: Any) -> list[str]:
+    reasons: list[str] = []
+    for name in names:
+        reasons.extend(getattr(module, name)(run))
+    return reasons
+
+
+def grade_bundle(path: Path, catalog: Catalog) -> Grade:
+    """Grade one bundle directory. Never raises on bundle content."""
+    b = bundle_mod.load(Path(path), max_bytes=catalog.cfg.max_bundle_file_bytes)
+    ctx = catalog.context_for(b.meta)
+    meta = b.meta or {}
+    zero = catalog.rubric.zero_tolerance if catalog.rubric else ZERO_TOLERANCE_DEFAULT
+    kind = b.kind
+    item = meta.get("scenario") if kind == "behavioral" else meta.get("prompt_id")
+    run = build_run(b, ctx)
+    checks: dict[str, Check] = {}
+    if kind == "trigger":
+        checks["activation"] = Check("activation", "pass", trigger.activation(run))
+    elif kind == "behavioral":
+        for dim in (1, 2, 3, 6):
+            module, _ = DIMENSION_RULES[dim]
+            checks[str(dim)] = Check(str(dim), "pass", _apply(module, _rules(dim), run))
+        version = catalog.rubric.version if catalog.rubric else None
+        for dim in judged.JUDGED:
+            status, reasons = judged.replay(b.judgments, version, dim)
+            checks[str(dim)] = Check(str(dim), status, reasons)
+        status, reasons, _ = oracles.grade(b, ctx.scenario)
+        if status != "not_applicable" or reasons:
+            checks["oracle"] = Check("oracle", status, reasons)
+    checks["bundle"] = Check("bundle", "pass", [])
+    _attach_problems(b, ctx, checks)
+    for c in checks.values():
+        if c.status in ("pass", "not_applicable") and c.reasons and c.name not in ("4", "5"):
+            c.status = "fail"
+    return Grade(str(path), kind, item, _meta_summary(meta), checks, tuple(zero))
+
+
+def _attach_problems(b: bundle_mod.Bundle, ctx: Context, checks: dict[str, Check]) -> None:
+    for p in b.problems:
+        if p.file == "facts.json":
+            continue  # oracles.grade reports facts.json problems itself
+        poisons = bundle_mod.FILE_CHECKS.get(p.file.split("/", 1)[0], ("bundle",))
+        targets = list(checks) if "*" in poisons else [n for n in poisons if n in checks]
+        for name in targets or ["bundle"]:
+            checks[name].reasons.append(str(p))
+            if name in ("4", "5"):
+                checks[name].status = "fail"
+    for problem in ctx.problems:
+        for c in checks.values():
+            c.reasons.append(problem)
+            c.status = "fail"
+
+
+def _meta_summary(meta: dict[str, Any]) -> dict[str, Any]:
+    agent = meta.get("agent") or {}
+    return {
+        "arm": meta.get("arm"), "skill": meta.get("skill"), "k": meta.get("k"), "run_id": meta.get("run_id"),
+        "agent": agent.get("name"), "model": meta.get("model"), "scenario": meta.get("scenario"),
+        "prompt_id": meta.get("prompt_id"), "kind": meta.get("kind"),
+    }

@@ -67,7 +67,12 @@ def subcommand(argv: tuple[str, ...]) -> str | None:
 
 
 def norm(cwd: str, value: str) -> str:
-    """A sandbox-relative normalized path for a value given relative to the call's cwd."""
+    """A sandbox-relative normalized path for a value given relative to the call's cwd.
+
+    `@FILE` (a list file) keeps its `@` and normalizes the path behind it.
+    """
+    if value.startswith("@"):
+        return "@" + norm(cwd, value[1:])
     if value.startswith("/"):
         return posixpath.normpath(value)
     return posixpath.normpath(posixpath.join(cwd or ".", value))
@@ -89,7 +94,7 @@ class Artifact:
     consumer_verdicts: tuple[str, ...] = ()
     coverage_failures: list[Any] | None = None
     suppression_flags: tuple[str, ...] = ()
-    scoping: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    scoping: dict[str, tuple[str, ...]] = field(default_factory=dict)  # flag -> raw values as given
 
     @property
     def number(self) -> int:
@@ -147,7 +152,7 @@ def read_artifact(bundle: Bundle, call: Call, subject: SubjectProfile, coverage_
     is_cmd = name_ok and sub in subject.evidence_commands and not any(has_flag(argv, f) for f in NON_EXECUTING)
     art = Artifact(call=call, is_evidence_command=is_cmd, executed=False, outcome=None, verdict=None)
     art.suppression_flags = tuple(f for f in subject.suppression_flags if has_flag(argv, f))
-    art.scoping = {f: tuple(norm(call.cwd, v) for v in flag_values(argv, f)) for f in subject.scoping_flags if has_flag(argv, f)}
+    art.scoping = {f: tuple(flag_values(argv, f)) for f in subject.scoping_flags if has_flag(argv, f)}
     if not is_cmd:
         return art
     if call.status != "complete":

@@ -1,0 +1,68 @@
+"""scripted: deterministic runs with no model at all, for tests and throughput benchmarks.
+
+The built-in loop (agent_loop.py) replays a model script in-process: each turn's shell
+commands really run in the sandbox (through the recording shim on PATH, like an agent's
+would), `skill` calls go through the loop's activate_skill tool, and the last turn is
+the final answer. Same raw stream and parser as openai-compatible. A bundle recorded this
+way names the script: `model: scripted:<sha256 of the script file>` (see `model_id`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from skill_eval.adapters import base
+from skill_eval.adapters.base import Adapter, NormalizedRun
+from skill_eval.adapters.openai_compatible import loop_command, parse_loop_stream
+from skill_eval.modelserver.script import load_script
+
+
+class ScriptedAdapter(Adapter):
+    name = "scripted"
+    tier = base.TIER_AGENT
+
+    def build_command(
+        self,
+        prompt: str,
+        *,
+        model: str | None,
+        max_turns: int,
+        binary: str | None = None,
+        base_url: str | None = None,
+        workdir: Path | None = None,
+        home: Path | None = None,
+        script: Path | None = None,
+    ) -> list[str]:
+        """`script` (or `model` given as a script path) is the model script to replay."""
+        path = script or (Path(model) if model else None)
+        if path is None:
+            raise ValueError("the scripted adapter needs a model script (script=PATH)")
+        roots = self.skill_dirs(home or Path.home(), workdir or Path.cwd())
+        return loop_command(["--backend", "script", "--script", str(Path(path).resolve())], prompt, max_turns, roots)
+
+    @staticmethod
+    def model_id(script: Path) -> str:
+        """`scripted:<digest>` for meta.json (the script is validated on the way)."""
+        return load_script(script).model_id
+
+    def env(
+        self,
+        *,
+        home: Path,
+        workdir: Path,
+        base_url: str | None = None,
+        credentials: Mapping[str, str] | None = None,
+    ) -> dict[str, str]:
+        return {"HOME": str(home)}
+
+    def parse(
+        self,
+        raw: bytes,
+        skill_roots: Sequence[str | os.PathLike[str]] = (),
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        installed_skills: Sequence[str] | None = None,
+    ) -> NormalizedRun:
+        return parse_loop_stream(raw, skill_roots, cwd=cwd, installed_skills=installed_skills, source="scripted stream")

@@ -1,0 +1,211 @@
+"""Dimension 6, no claim without evidence (zero tolerance).
+
+The claim is checked against what the *cited* calls' own snapshots say — not against
+every call in the run (an exploratory comparison of some other pair must not fail a
+correct answer) and not against argv. A verdict must equal the most severe verdict its
+cited artifacts state, must not be greener than ground truth, must rest on evidence as
+deep as the truth requires when stated confidently, and must not be a green reached
+through suppression or policy flags — whether or not it happens to match the truth.
+"""
+
+from __future__ import annotations
+
+from skill_eval.graders.artifacts import Artifact
+from skill_eval.graders.context import Run, call_scope, declared_scope, expected_consumer, expected_verdict, scope_matches
+
+DIM6_RULES = (
+    "d6_claim_present",
+    "d6_citations_exist",
+    "d6_verdict_grounded",
+    "d6_null_verdict_grounded",
+    "d6_not_below_truth",
+    "d6_confident_depth",
+    "d6_no_suppressed_green",
+    "d6_consumer_verdict",
+    "d6_matrix_targets",
+)
+
+
+def _max(run: Run, verdicts: list[str]) -> str | None:
+    return max(verdicts, key=run.ctx.subject.severity) if verdicts else None
+
+
+def d6_claim_present(run: Run) -> list[str]:
+    reasons = []
+    if run.claim is None or not run.claim.ok:
+        status = run.claim.status if run.claim else "absent"
+        why = run.claim.reason if run.claim else "no final answer"
+        reasons.append(f"no verifiable claim ({status}): {why}")
+    if run.claim_file_problem:
+        reasons.append(run.claim_file_problem)
+    return reasons
+
+
+def d6_citations_exist(run: Run) -> list[str]:
+    c = run.c
+    if c is None:
+        return []
+    reasons = []
+    for i in c.all_cited():
+        art = run.artifacts.get(i)
+        if art is None:
+            reasons.append(f"cites call {i}, which does not exist in calls.jsonl")
+        elif not art.is_evidence_command:
+            reasons.append(f"cites call {i} ({' '.join(art.call.argv[:3])}…), which is not an evidence call")
+    return reasons
+
+
+def _grounding(run: Run, arts: list[Artifact]) -> tuple[list[Artifact], list[str]]:
+    """The cited artifacts a verdict may rest on, and why the others cannot carry one."""
+    good, reasons = [], []
+    for a in arts:
+        if not a.is_evidence_command:
+            continue
+        if a.problems:
+            reasons.append("; ".join(a.problems))
+            continue
+        if not a.executed:
+            continue
+        if run.pair_of(a) is None:
+            reasons.append(f"cited call {a.number} compared a different pair than the scenario's")
+            continue
+        good.append(a)
+    return good, reasons
+
+
+def d6_verdict_grounded(run: Run) -> list[str]:
+    c = run.c
+    if c is None or c.verdict is None:
+        return []
+    good, reasons = _grounding(run, run.cited())
+    with_verdict = [a for a in good if a.has_verdict]
+    if not with_verdict:
+        return reasons + [f"definite verdict {c.verdict} cites no call whose artifact states a verdict"]
+    strongest = _max(run, [a.verdict for a in with_verdict])  # type: ignore[misc]
+    if c.verdict != strongest:
+        detail = ", ".join(f"call {a.number}: {a.verdict}" for a in with_verdict)
+        reasons.append(f"claims {c.verdict} but the cited artifacts say {strongest} ({detail})")
+    return reasons
+
+
+def d6_null_verdict_grounded(run: Run) -> list[str]:
+    c = run.c
+    if c is None or c.verdict is not None:
+        return []
+    good, reasons = _grounding(run, run.cited(c.evidence))
+    stated = [a for a in good if a.has_verdict]
+    if c.kind == "not_comparable":
+        if not any(a.not_comparable for a in good):
+            reasons.append("claims not comparable but cites no call whose artifact determined non-comparability")
+        for a in stated:
+            reasons.append(f"claims not comparable but cited call {a.number} produced verdict {a.verdict}")
+        return reasons
+    if c.kind == "contract_coverage_incomplete" and stated:
+        strongest = _max(run, [a.verdict for a in stated])  # type: ignore[misc]
+        return [f"withholds the verdict {strongest} its cited calls report: a coverage gap never lowers a verdict to 'cannot say'"]
+    return []
+
+
+def d6_not_below_truth(run: Run) -> list[str]:
+    c = run.c
+    truth = expected_verdict(run.ctx)
+    if c is None or c.verdict is None or truth is None:
+        return []
+    sev = run.ctx.subject.severity
+    if sev(c.verdict) >= sev(truth):
+        return []
+    if not c.confident and c.kind == "evidence_too_shallow":
+        return []  # a stated-but-untrusted verdict from shallow evidence; dimension 2 checks the caveat
+    return [f"claims {c.verdict}, which is less severe than the ground truth {truth}"]
+
+
+def d6_confident_depth(run: Run) -> list[str]:
+    c = run.c
+    if c is None or not c.confident or c.verdict is None or run.ctx.truth is None or not run.ctx.truth.min_evidence:
+        return []
+    good, _ = _grounding(run, run.cited())
+    reasons = []
+    for a in good:
+        if a.has_verdict and run.missing_tiers(a):
+            reasons.append(
+                f"confident verdict rests on call {a.number}, whose report lacks evidence tier(s) {run.missing_tiers(a)} "
+                f"that the question needs"
+            )
+    return reasons
+
+
+def d6_no_suppressed_green(run: Run) -> list[str]:
+    c = run.c
+    if c is None:
+        return []
+    subject = run.ctx.subject
+    statements: list[tuple[str, str | None, tuple[int, ...]]] = [("verdict", c.verdict, c.evidence)]
+    if c.has_consumer_verdict:
+        statements.append(("consumer_verdict", c.consumer_verdict, c.evidence))
+    for t in c.targets or ():
+        statements.append((f"target {t.name!r} verdict", t.verdict, t.evidence))
+    if c.targets and not c.evidence:  # a release verdict rests on its targets' calls
+        statements[0] = ("verdict", c.verdict, c.all_cited())
+    reasons = []
+    for what, verdict, ids in statements:
+        if not subject.is_green(verdict):
+            continue
+        for a in run.cited(ids):
+            if a.suppression_flags:
+                reasons.append(f"green {what} {verdict} rests on call {a.number}, which used {list(a.suppression_flags)}")
+    return reasons
+
+
+def d6_consumer_verdict(run: Run) -> list[str]:
+    c = run.c
+    if c is None:
+        return []
+    want = expected_consumer(run.ctx)
+    if want is None and not (c.has_consumer_verdict and c.consumer_verdict is not None):
+        return []
+    if want is not None and c.consumer_verdict is None:
+        return ["the question is consumer-scoped but the claim states no consumer_verdict"]
+    scope = declared_scope(run.ctx)
+    good, reasons = _grounding(run, run.cited(c.evidence))
+    scoped = [a for a in good if a.scoping]
+    if scope:
+        exact = [a for a in scoped if scope_matches(a, scope)]
+        if not exact and scoped:
+            got = sorted({s for a in scoped for s in call_scope(a)})
+            return reasons + [f"consumer verdict rests on calls scoped to {got}, not exactly the declared {sorted(scope)}"]
+        scoped = exact
+    stated = sorted({v for a in scoped for v in a.consumer_verdicts})
+    if not stated:
+        return reasons + [f"consumer_verdict {c.consumer_verdict} cites no scoped call whose report states a consumer verdict"]
+    if len(stated) > 1:
+        return reasons + [f"cited scoped calls disagree on the consumer verdict ({stated})"]
+    if c.consumer_verdict != stated[0]:
+        reasons.append(f"claims consumer_verdict {c.consumer_verdict} but the cited report says {stated[0]}")
+    if want is not None and run.ctx.subject.severity(c.consumer_verdict) < run.ctx.subject.severity(want):  # type: ignore[arg-type]
+        reasons.append(f"consumer_verdict {c.consumer_verdict} is less severe than the ground truth {want}")
+    return reasons
+
+
+def d6_matrix_targets(run: Run) -> list[str]:
+    c = run.c
+    if c is None or not c.targets:
+        return []
+    reasons = []
+    for t in c.targets:
+        pair = run.targets.get(t.name)
+        if pair is None:
+            reasons.append(f"matrix target {t.name!r} is not a target of this case ({sorted(run.targets) or 'none'})")
+            continue
+        arts = [a for a in run.cited(t.evidence) if a.executed and not a.problems and run.on_pair(a, pair)]
+        if t.state == "ran":
+            verdicts = [a.verdict for a in arts if a.has_verdict]
+            if not verdicts:
+                reasons.append(f"target {t.name!r} is reported as ran but cites no call over its pair with a verdict")
+            elif t.verdict != _max(run, verdicts):  # type: ignore[arg-type]
+                reasons.append(f"target {t.name!r} claims {t.verdict} but its cited calls say {_max(run, verdicts)}")  # type: ignore[arg-type]
+        elif t.state == "not_comparable":
+            if not any(a.not_comparable for a in arts):
+                reasons.append(f"target {t.name!r} is reported not comparable but cites no call that determined it")
+        elif t.verdict is not None:
+            reasons.append(f"target {t.name!r} is {t.state} yet states verdict {t.verdict}")
+    return reasons

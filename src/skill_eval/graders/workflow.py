@@ -1,0 +1,115 @@
+"""Dimensions 1 (workflow chosen) and 3 (evidence obtained): the baseline-gated ones.
+
+Dimension 1 reads the activation record (events.jsonl, tier 1 only — under tier 2 or a
+manual tier the argv half stands alone, as DESIGN §9.2 says) and the recorded argv
+against the scenario's invocation class, including the exact scope ground truth was
+measured with (`--used-by app/app` is not satisfied by `--used-by app`, nor by a name
+that merely contains it). Dimension 3 requires at least one comparison that really ran
+over the fixture's own two files, proven by the report's side digests.
+"""
+
+from __future__ import annotations
+
+from skill_eval.graders.artifacts import has_flag, subcommand
+from skill_eval.graders.context import Run, call_scope, declared_scope, scope_matches
+
+# Arms whose agent is offered the skill through progressive disclosure, so tier-1
+# activation is observable and required.
+ACTIVATING_ARMS = ("skill-agent",)
+
+DIM1_RULES = ("d1_activation", "d1_invocation_class")
+DIM3_RULES = ("d3_calls_recorded", "d3_evidence_over_pair")
+
+
+def _arm_activates(arm: str) -> bool:
+    return arm in ACTIVATING_ARMS or arm.startswith("released:")
+
+
+def d1_activation(run: Run) -> list[str]:
+    meta = run.bundle.meta or {}
+    sc = run.ctx.scenario
+    if sc is None or meta.get("adapter_tier") != "1" or not _arm_activates(meta.get("arm", "")):
+        return []
+    activated = {e["skill"] for e in run.bundle.events if e.get("type") == "skill_activated"}
+    reasons = []
+    if sc.skill not in activated:
+        reasons.append(f"skill {sc.skill!r} was never activated (activated: {sorted(activated) or 'none'})")
+    others = sorted(activated - {sc.skill})
+    if others:
+        reasons.append(f"activated other skill(s) {others} instead of / besides {sc.skill!r}")
+    return reasons
+
+
+def d1_invocation_class(run: Run) -> list[str]:
+    sc = run.ctx.scenario
+    if sc is None:
+        return []
+    cls = run.ctx.subject.invocation_classes.get(sc.invocation_class)
+    if cls is None:
+        return [f"invocation class {sc.invocation_class!r} is not in the subject profile"]
+    scope = declared_scope(run.ctx)
+    candidates = [a for a in run.artifacts.values() if a.is_evidence_command and a.call.status == "complete"]
+    if not candidates:
+        return [f"no completed {run.ctx.subject.name} {cls.command} call was recorded (class {cls.name!r})"]
+    misses = []
+    for art in candidates:
+        argv = art.call.argv
+        why = []
+        if subcommand(argv) != cls.command:
+            why.append(f"command is {subcommand(argv)!r}, not {cls.command!r}")
+        missing = [f for f in cls.require_all if not has_flag(argv, f)]
+        if missing:
+            why.append(f"lacks {missing}")
+        if cls.require_any and not any(has_flag(argv, f) for f in cls.require_any):
+            why.append(f"uses none of {list(cls.require_any)}")
+        forbidden = [f for f in cls.forbid if has_flag(argv, f)]
+        if forbidden:
+            why.append(f"uses forbidden {forbidden}")
+        if scope and not scope_matches(art, scope):
+            why.append(f"scope {sorted(call_scope(art))} is not exactly the declared {sorted(scope)}")
+        if not why:
+            return []
+        misses.append(f"call {art.number}: " + "; ".join(why))
+    return [f"no call matches invocation class {cls.name!r}: " + " | ".join(misses)]
+
+
+def d3_calls_recorded(run: Run) -> list[str]:
+    if not run.bundle.calls:
+        return ["calls.jsonl is empty: no evidence was obtained"]
+    if not any(a.is_evidence_command for a in run.artifacts.values()):
+        cmds = sorted(run.ctx.subject.evidence_commands)
+        return [f"no call ran an evidence command {cmds} (help, dry-run and other commands do not count)"]
+    return []
+
+
+def d3_evidence_over_pair(run: Run) -> list[str]:
+    if not run.bundle.calls or not any(a.is_evidence_command for a in run.artifacts.values()):
+        return []  # reported by d3_calls_recorded
+    if not run.pairs():
+        return ["ground truth names no old/new pair to check the calls against"]
+    executed = run.executed()
+    if not executed:
+        problems = [p for a in run.artifacts.values() for p in a.problems]
+        return ["no evidence call ran to a result" + (f" ({'; '.join(problems[:3])})" if problems else "")]
+    good = [a for a in executed if run.pair_of(a) is not None and not a.problems]
+    if good and run.targets:
+        # A release matrix needs one readable comparison per runnable required target.
+        missing = [
+            name for name in run.required_targets()
+            if name in run.targets and run.targets[name].runnable
+            and not any(run.on_pair(a, run.targets[name]) for a in good)
+        ]
+        if missing:
+            return [f"no readable evidence call over runnable required target(s) {missing}"]
+        return []
+    if good:
+        return []
+    details = []
+    for a in executed:
+        if a.problems:
+            details.append("; ".join(a.problems))
+        elif a.sides:
+            details.append(f"call {a.number} compared sides {a.sides[0][:12]}…/{a.sides[1][:12]}…, not the fixture's pair")
+        else:
+            details.append(f"call {a.number} does not name the fixture's pair")
+    return ["no readable evidence call over the fixture's old/new pair: " + " | ".join(details)]

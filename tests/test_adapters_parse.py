@@ -1,0 +1,356 @@
+"""Every recorded agent stream parses into the normalized vocabulary, and every known
+silent failure of the real CLIs becomes an explicit run_error.
+
+The streams in tests/data/streams/ are copies of research/agent-cli/streams/ (recorded
+from Claude Code 2.1.197, Codex 0.171.0 and Gemini CLI 0.61.0 against a scripted server).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from skill_eval.adapters import adapter_names, base, binary_info, get_adapter
+from skill_eval.errors import ConfigError
+
+STREAMS = Path(__file__).parent / "data" / "streams"
+ADAPTER_FOR_DIR = {"claude": "claude-code", "codex": "codex", "gemini": "gemini-cli"}
+
+# the exact key set of each event type (docs/ARCHITECTURE.md, events.jsonl)
+VOCABULARY = {
+    "skill_activated": {"type", "skill", "tier"},
+    "skill_file_read": {"type", "skill", "path"},
+    "tool_call": {"type", "id", "tool", "input"},
+    "tool_result": {"type", "id", "is_error", "output"},
+    "message": {"type", "role", "text"},
+    "run_error": {"type", "reason"},
+}
+USAGE_KEYS = {"turns", "tool_calls", "tokens_in", "tokens_out", "cost_usd", "wall_clock_s", "retries", "stop_reason"}
+
+
+def _workspace(stream: str) -> str:
+    """The recording's workspace dir (from the first absolute path mentioning /workspace)."""
+    text = (STREAMS / stream).read_text()
+    marker = text.find("/sandbox/")
+    if marker < 0:
+        return "/sandbox/unknown/workspace"
+    end = text.find("/workspace", marker)
+    return text[marker : end + len("/workspace")]
+
+
+# stream -> (activations [(skill, tier)], tools called in order, final text, (tokens in, out), error kinds)
+EXPECTED = {
+    "claude/bash_stream.jsonl": ([], ["Bash"], "Done: wrote hello to out.txt.", (200, 40), []),
+    "claude/default_permission_denied_stream.jsonl": ([], ["Bash"], "Done: wrote hello to out.txt.", (200, 40), ["permission_denied"]),
+    "claude/skill_partial_messages_stream.jsonl": ([("demo-skill", "1")], ["Skill", "Bash"], "Done: skill used and out.txt written.", (300, 60), []),
+    "claude/skill_tool_stream.jsonl": ([("demo-skill", "1")], ["Skill", "Bash"], "Done: skill used and out.txt written.", (300, 60), []),
+    # a typed /demo-skill never reaches the stream (REPORT §1): nothing to see, nothing invented
+    "claude/slash_invocation_stream.jsonl": ([], [], "Acknowledged the slash-invoked skill.", (100, 20), []),
+    "claude/unknown_and_personal_skill_stream.jsonl": ([("personal-skill", "1")], ["Skill", "Skill"], "done", (300, 60), ["unknown_skill"]),
+    "codex/dollar_mention_stream.jsonl": ([], [], "Acknowledged explicit skill mention.", (100, 20), ["model_config"]),
+    "codex/skill_stream.jsonl": ([("demo-skill", "2")], ["command_execution", "command_execution"], "Done: skill read and out.txt written.", (300, 60), []),
+    "codex/skill_stream_unknown_model.jsonl": (
+        [("demo-skill", "2")],
+        ["command_execution", "command_execution"],
+        "Done: skill read and out.txt written.",
+        (300, 60),
+        ["model_config"],
+    ),
+    "codex/workspace_write_sandbox_stream.jsonl": ([], ["command_execution"], "done", (200, 40), ["sandbox_denied"]),
+    "gemini/no_yolo_tools_missing_stream.jsonl": (
+        [],
+        ["activate_skill", "run_shell_command"],
+        "Done: skill activated and out.txt written.",
+        (300, 60),
+        ["tool_not_registered", "tool_not_registered"],
+    ),
+    "gemini/skill_stream.jsonl": ([("demo-skill", "1")], ["activate_skill", "run_shell_command"], "Done: skill activated and out.txt written.", (400, 80), []),
+}
+
+
+def _parse(stream: str, **kw):
+    adapter = get_adapter(ADAPTER_FOR_DIR[stream.split("/")[0]])
+    ws = _workspace(stream)
+    home = ws.rsplit("/", 1)[0] + "/home"
+    roots = adapter.skill_dirs(Path(home), Path(ws))
+    return adapter.parse((STREAMS / stream).read_bytes(), roots, cwd=ws, **kw)
+
+
+def assert_vocabulary(run) -> None:
+    for event in run.events:
+        assert event["type"] in VOCABULARY, event
+        assert set(event) == VOCABULARY[event["type"]], event
+        json.dumps(event)  # serializable as one events.jsonl line
+        if event["type"] == "skill_activated":
+            assert event["tier"] in ("1", "2", "manual")
+    assert set(run.usage) == USAGE_KEYS
+    assert [e["reason"] for e in run.events if e["type"] == "run_error"] == run.errors
+
+
+def test_every_recorded_stream_has_expectations():
+    recorded = {str(p.relative_to(STREAMS)) for p in STREAMS.rglob("*.jsonl")}
+    assert recorded == set(EXPECTED)
+
+
+@pytest.mark.parametrize("stream", sorted(EXPECTED))
+def test_recorded_stream(stream):
+    activations, tools, final, tokens, error_kinds = EXPECTED[stream]
+    run = _parse(stream)
+    assert_vocabulary(run)
+    assert [(e["skill"], e["tier"]) for e in run.events if e["type"] == "skill_activated"] == activations
+    assert [e["tool"] for e in run.events if e["type"] == "tool_call"] == tools
+    assert run.usage["tool_calls"] == len(tools)
+    assert run.final_text == final
+    assert (run.usage["tokens_in"], run.usage["tokens_out"]) == tokens
+    assert [r.split(":", 1)[0] for r in run.errors] == error_kinds
+    assert run.ok is (not error_kinds)
+    # every tool call got its result, in order
+    calls = [e["id"] for e in run.events if e["type"] == "tool_call"]
+    results = [e["id"] for e in run.events if e["type"] == "tool_result"]
+    assert calls == results
+
+
+def test_claude_partial_messages_do_not_duplicate_events():
+    plain = _parse("claude/skill_tool_stream.jsonl")
+    partial = _parse("claude/skill_partial_messages_stream.jsonl")
+    strip = lambda run: [(e["type"], e.get("tool"), e.get("skill"), e.get("text")) for e in run.events]  # noqa: E731
+    assert strip(plain) == strip(partial)
+
+
+def test_claude_usage_and_identity():
+    run = _parse("claude/skill_tool_stream.jsonl")
+    assert run.usage["turns"] == 4 and run.usage["cost_usd"] == 0.003
+    assert run.agent_version == "2.1.197" and run.model == "claude-opus-4-8[1m]"
+    assert run.stop_reason == "completed"
+
+
+def test_claude_permission_denial_names_the_call():
+    run = _parse("claude/default_permission_denied_stream.jsonl")
+    assert run.errors == ["permission_denied: Bash call toolu_8ad9a442c8814bbfa7e1"]
+    result = next(e for e in run.events if e["type"] == "tool_result")
+    assert result["is_error"] is True and "was blocked" in result["output"]
+
+
+def test_claude_installed_skill_missing_from_init_is_an_error():
+    run = _parse("claude/bash_stream.jsonl", installed_skills=["demo-skill"])  # bundled-only skill list
+    assert run.errors == ["skill_not_loaded: demo-skill is installed but not in the agent's skill list"]
+    assert _parse("claude/skill_tool_stream.jsonl", installed_skills=["demo-skill"]).errors == []
+
+
+def test_codex_tier2_activation_comes_with_a_file_read():
+    run = _parse("codex/skill_stream.jsonl")
+    kinds = [e["type"] for e in run.events]
+    read = kinds.index("skill_file_read")
+    assert run.events[read] == {"type": "skill_file_read", "skill": "demo-skill", "path": "SKILL.md"}
+    assert run.events[read + 1] == {"type": "skill_activated", "skill": "demo-skill", "tier": "2"}
+
+
+def test_codex_dollar_mention_is_invisible_not_invented():
+    run = _parse("codex/dollar_mention_stream.jsonl")
+    assert not [e for e in run.events if e["type"].startswith("skill_")]
+
+
+def test_gemini_deltas_join_into_messages():
+    run = _parse("gemini/skill_stream.jsonl")
+    assert [e["text"] for e in run.events if e["type"] == "message"] == ["Activating skill.", "Done: skill activated and out.txt written."]
+    assert run.model == "auto"
+
+
+# -- synthetic failure streams (modes the recordings do not cover) ------------------------
+
+
+def _lines(*objs) -> bytes:
+    return b"".join(json.dumps(o).encode() + b"\n" for o in objs)
+
+
+CLAUDE_INIT = {"type": "system", "subtype": "init", "tools": ["Bash", "Skill"], "skills": ["demo"], "claude_code_version": "2.1.197", "model": "m"}
+
+
+def _claude_result(**kw):
+    base_result = {"type": "result", "subtype": "success", "is_error": False, "num_turns": 1, "result": "x", "usage": {"input_tokens": 1, "output_tokens": 1}, "permission_denials": []}
+    base_result.update(kw)
+    return base_result
+
+
+@pytest.mark.parametrize(
+    ("result", "stop", "kind"),
+    [
+        (_claude_result(subtype="error_max_turns", num_turns=5, result=None), "max_turns", "max_turns"),
+        (_claude_result(subtype="error_max_budget_usd"), "budget", "budget_exceeded"),
+        (_claude_result(subtype="error_during_execution"), "error", "agent_error"),
+        (_claude_result(is_error=True, result="API Error: 500"), "error", "agent_error"),
+        (_claude_result(subtype="something_new"), "error", "agent_error"),
+    ],
+)
+def test_claude_result_failures(result, stop, kind):
+    run = get_adapter("claude-code").parse(_lines(CLAUDE_INIT, result))
+    assert run.stop_reason == stop and run.usage["stop_reason"] == stop
+    assert run.errors and run.errors[0].startswith(kind + ":")
+    assert not run.ok
+
+
+def test_claude_missing_skill_tool_and_no_such_tool():
+    init = dict(CLAUDE_INIT, tools=["Bash"])
+    use = {"type": "assistant", "message": {"id": "m1", "content": [{"type": "tool_use", "id": "t1", "name": "Skill", "input": {"skill": "demo"}}]}}
+    res = {
+        "type": "user",
+        "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": True, "content": "<tool_use_error>No such tool available: Skill. Skill exists but is not enabled in this context.</tool_use_error>"}]},
+    }
+    run = get_adapter("claude-code").parse(_lines(init, use, res, _claude_result()), installed_skills=["demo"])
+    kinds = [r.split(":")[0] for r in run.errors]
+    assert kinds == ["tool_not_registered", "tool_not_registered"]
+    assert not [e for e in run.events if e["type"] == "skill_activated"]
+
+
+@pytest.mark.parametrize("name", ["claude-code", "codex", "gemini-cli", "openai-compatible", "scripted"])
+def test_truncated_and_malformed_streams_fail_explicitly(name):
+    adapter = get_adapter(name)
+    empty = adapter.parse(b"")
+    assert empty.stop_reason == "incomplete" and empty.errors[0].startswith("incomplete_stream:")
+    garbage = adapter.parse(b'{"type": "x"}\nnot json\n{"a": 1, "a": 2}\n[1]\n\xff\xfe\n')
+    kinds = [r.split(":")[0] for r in garbage.errors]
+    assert kinds.count("malformed_stream") == 5  # bad UTF-8, not JSON, dup key, not an object, the bad line and kinds[-1] == "incomplete_stream"
+    assert_vocabulary(garbage)
+
+
+def test_codex_failures():
+    codex = get_adapter("codex")
+    failed = codex.parse(_lines({"type": "turn.started"}, {"type": "error", "message": "stream disconnected before completion"}, {"type": "turn.failed", "error": {"message": "boom"}}))
+    assert failed.stop_reason == "error" and [r.split(":")[0] for r in failed.errors] == ["agent_error", "agent_error"]
+    declined = codex.parse(
+        _lines(
+            {"type": "item.completed", "item": {"id": "i0", "type": "command_execution", "command": "rm -rf x", "aggregated_output": "", "exit_code": None, "status": "declined"}},
+            {"type": "turn.completed", "usage": {"input_tokens": 1, "output_tokens": 1}},
+        )
+    )
+    assert declined.errors == ["permission_denied: command_execution item i0 declined"]
+    assert [e["type"] for e in declined.events] == ["tool_call", "tool_result", "run_error"]
+
+
+def test_codex_failed_read_is_not_an_activation():
+    run = get_adapter("codex").parse(
+        _lines(
+            {"type": "item.completed", "item": {"id": "i0", "type": "command_execution", "command": "cat .agents/skills/demo/SKILL.md", "aggregated_output": "No such file", "exit_code": 1, "status": "failed"}},
+            {"type": "turn.completed", "usage": {}},
+        ),
+        ["/w/.agents/skills"],
+        cwd="/w",
+    )
+    assert not [e for e in run.events if e["type"].startswith("skill_")]
+
+
+def test_gemini_failures():
+    gemini = get_adapter("gemini-cli")
+    turns = gemini.parse(_lines({"type": "init", "model": "m"}, {"type": "result", "status": "error", "error": {"type": "FatalTurnLimitedError", "message": "Reached max session turns for this session."}}))
+    assert turns.stop_reason == "max_turns" and turns.errors[0].startswith("max_turns:")
+    failed = gemini.parse(_lines({"type": "error", "severity": "error", "message": "quota"}, {"type": "result", "status": "error", "error": {"type": "API", "message": "500"}}))
+    assert failed.stop_reason == "error" and [r.split(":")[0] for r in failed.errors] == ["agent_error", "agent_error"]
+    warning = gemini.parse(_lines({"type": "error", "severity": "warning", "message": "loop?"}, {"type": "result", "status": "success", "stats": {}}))
+    assert warning.ok
+    unknown = gemini.parse(
+        _lines(
+            {"type": "tool_use", "tool_name": "activate_skill", "tool_id": "a1", "parameters": {"name": "nope"}},
+            {"type": "tool_result", "tool_id": "a1", "status": "error", "output": "invalid", "error": {"type": "invalid_tool_params", "message": "invalid"}},
+            {"type": "result", "status": "success", "stats": {"input_tokens": 1, "output_tokens": 2}},
+        )
+    )
+    assert unknown.errors == ["unknown_skill: nope: invalid"]
+
+
+def test_skill_file_reads_from_read_tools_and_shell():
+    roots = ["/w/.claude/skills", "/h/.claude/skills"]
+    use = {
+        "type": "assistant",
+        "message": {
+            "id": "m1",
+            "content": [
+                {"type": "tool_use", "id": "r1", "name": "Read", "input": {"file_path": "/w/.claude/skills/demo/references/a.md"}},
+                {"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "bash /h/.claude/skills/demo/scripts/x.sh && cat README"}},
+            ],
+        },
+    }
+    res = {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "r1", "content": "a"}, {"type": "tool_result", "tool_use_id": "b1", "content": "b"}]}}
+    run = get_adapter("claude-code").parse(_lines(use, res, _claude_result()), roots, cwd="/w")
+    reads = [(e["skill"], e["path"]) for e in run.events if e["type"] == "skill_file_read"]
+    assert reads == [("demo", "references/a.md"), ("demo", "scripts/x.sh")]
+    assert not [e for e in run.events if e["type"] == "skill_activated"]  # a read is not a tier-1 activation
+
+
+def test_skill_paths_and_command_words():
+    paths = base.SkillPaths(["/w/.agents/skills"], None)
+    assert paths.classify(".agents/skills/demo/SKILL.md") == ("demo", "SKILL.md")
+    assert paths.classify("/w/.agents/skills/demo/../other/SKILL.md") == ("other", "SKILL.md")
+    assert paths.classify("/w/.agents/skillsX/demo/SKILL.md") is None
+    assert paths.classify("/w/.agents/skills/../secret") is None
+    assert base.command_words("/bin/bash -lc 'cat a/SKILL.md | head -5'")[:2] == ["cat", "a/SKILL.md"]
+    assert "x/y.md" in base.command_words("tool --file=x/y.md")
+    assert base.command_words("echo 'unbalanced") == ["echo", "'unbalanced"]
+
+
+# -- interface ---------------------------------------------------------------------------
+
+
+def test_registry():
+    assert adapter_names() == ["claude-code", "codex", "gemini-cli", "openai-compatible", "scripted"]
+    tiers = {n: get_adapter(n).tier for n in adapter_names()}
+    assert tiers == {"claude-code": "1", "codex": "2", "gemini-cli": "1", "openai-compatible": "1", "scripted": "1"}
+    with pytest.raises(ConfigError):
+        get_adapter("nope")
+
+
+def test_launch_specs(tmp_path):
+    home, ws, url = tmp_path / "home", tmp_path / "ws", "http://127.0.0.1:4242"
+    claude = get_adapter("claude-code")
+    argv = claude.build_command("do it", model=None, max_turns=7, binary="/bin/claude", base_url=url)
+    assert argv[:2] == ["/bin/claude", "-p"] and argv[-1] == "do it"
+    assert {"--verbose", "--dangerously-skip-permissions"} <= set(argv) and argv[argv.index("--max-turns") + 1] == "7"
+    env = claude.env(home=home, workdir=ws, base_url=url)
+    assert env["ANTHROPIC_BASE_URL"] == url and env["IS_SANDBOX"] == "1" and env["CLAUDE_CODE_DISABLE_BUNDLED_SKILLS"] == "1"
+    assert env["ANTHROPIC_API_KEY"] == base.SCRIPTED_DUMMY_KEY and "ANTHROPIC_API_KEY" in claude.credential_vars()
+    assert claude.env(home=home, workdir=ws, credentials={"ANTHROPIC_API_KEY": "real"})["ANTHROPIC_API_KEY"] == "real"
+    assert claude.skill_dirs(home, ws)[0] == ws / ".claude" / "skills"
+
+    codex = get_adapter("codex")
+    argv = codex.build_command("p", model="gpt-5.5", max_turns=3, base_url=url)
+    assert argv[:3] == ["codex", "exec", "--json"] and "--dangerously-bypass-approvals-and-sandbox" in argv
+    config = codex.home_files(home=home, workdir=ws, base_url=url, model=None, max_turns=3)[".codex/config.toml"].decode()
+    import tomllib
+
+    parsed = tomllib.loads(config)
+    assert parsed["model_provider"] == "skill_eval" and parsed["model_providers"]["skill_eval"]["base_url"] == url + "/v1"
+    assert parsed["model_providers"]["skill_eval"]["wire_api"] == "responses"
+    assert codex.env(home=home, workdir=ws, base_url=url)["CODEX_HOME"] == str(home / ".codex")
+    assert codex.skill_dirs(home, ws)[0] == ws / ".agents" / "skills"
+
+    gemini = get_adapter("gemini-cli")
+    argv = gemini.build_command("p", model=None, max_turns=9, base_url=url)
+    assert {"--yolo", "--skip-trust"} <= set(argv) and argv[argv.index("-m") + 1] == "gemini-2.5-pro"
+    settings = json.loads(gemini.home_files(home=home, workdir=ws, base_url=url, model=None, max_turns=9)[".gemini/settings.json"])
+    assert settings["security"]["folderTrust"]["enabled"] is False and settings["model"]["maxSessionTurns"] == 9
+    assert gemini.env(home=home, workdir=ws, base_url=url)["GOOGLE_GEMINI_BASE_URL"] == url
+    # credentials never travel on argv
+    for name in ("claude-code", "codex", "gemini-cli", "openai-compatible"):
+        a = get_adapter(name)
+        argv = a.build_command("p", model="m", max_turns=2, base_url=url, home=home, workdir=ws)
+        assert base.SCRIPTED_DUMMY_KEY not in " ".join(argv)
+
+
+def test_binary_info(tmp_path):
+    real = tmp_path / "agent-1.2.3"
+    real.write_text("#!/bin/sh\necho '1.2.3 (Fake Agent)'\n")
+    real.chmod(real.stat().st_mode | stat.S_IXUSR)
+    link = tmp_path / "agent"
+    os.symlink(real, link)
+    info = binary_info(link)
+    assert info.version == "1.2.3 (Fake Agent)" and info.resolved == str(real)
+    import hashlib
+
+    assert info.sha256 == hashlib.sha256(real.read_bytes()).hexdigest()
+    silent = tmp_path / "silent"
+    silent.write_text("#!/bin/sh\nexit 3\n")
+    silent.chmod(0o755)
+    assert binary_info(silent).version is None

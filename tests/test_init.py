@@ -1,0 +1,42 @@
+import subprocess
+
+from skill_eval.cli import main
+
+
+def test_init_then_pack_and_checks(tmp_path, capsys):
+    repo = tmp_path / "host"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert main(["init", str(repo)]) == 0
+    assert "init: ok" in capsys.readouterr().out
+    for rel in ("skill-eval.toml", "noxfile.py", "Makefile", "skill-eval.mk", ".pre-commit-config.yaml",
+                ".agents/skills/example-review/SKILL.md", ".claude/skills/example-review/references/shared/claim-envelope.md",
+                "agent-evals/skills/skill-eval-pack.json"):
+        assert (repo / rel).is_file(), rel
+    assert main(["pack", "--root", str(repo)]) == 0
+    assert main(["pack", "--check", "--root", str(repo)]) == 0
+    assert main(["check-skills", "--root", str(repo)]) == 0
+    assert main(["check-triggers", "--root", str(repo)]) == 0
+    capsys.readouterr()
+    # the scaffolded repo gates like ours: a skill edit without regenerating the pack fails
+    p = repo / "skills-src/example-review/SKILL.md"
+    p.write_text(p.read_text() + "\nmore\n")
+    assert main(["pack", "--check", "--root", str(repo)]) == 1
+    assert "skill:example-review" in capsys.readouterr().out
+
+
+def test_init_keeps_existing_files(tmp_path, capsys):
+    repo = tmp_path / "host"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "Makefile").write_text("all:\n\techo hi\n")
+    assert main(["init", str(repo)]) == 0
+    text = (repo / "Makefile").read_text()
+    assert text.startswith("all:") and "include skill-eval.mk" in text
+    assert main(["init", str(repo)]) == 2  # config exists
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_init_requires_git(tmp_path, capsys):
+    assert main(["init", str(tmp_path)]) == 2
+    assert "not inside a git repository" in capsys.readouterr().err
