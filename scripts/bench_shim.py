@@ -31,8 +31,14 @@ from skill_eval.shim import install_shim  # noqa: E402
 
 
 def _profile(name: str) -> SimpleNamespace:
-    return SimpleNamespace(name=name, real_env="SKILL_EVAL_REAL", format_dest_options=("-o", "--output"),
-                           path_options=(), directory_options=("--output-dir",), stdout_token="-")
+    return SimpleNamespace(
+        name=name,
+        real_env="SKILL_EVAL_REAL",
+        format_dest_options=("-o", "--output"),
+        path_options=(),
+        directory_options=("--output-dir",),
+        stdout_token="-",  # noqa: S106
+    )
 
 
 def _tool(path: Path, body: str) -> Path:
@@ -52,8 +58,11 @@ def _timed(argv: list[str], env: dict[str, str], cwd: Path, n: int) -> list[floa
 
 def _stats(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
-    return {"median_ms": round(statistics.median(ordered), 2),
-            "p95_ms": round(ordered[max(0, int(round(0.95 * len(ordered))) - 1)], 2), "n": len(ordered)}
+    return {
+        "median_ms": round(statistics.median(ordered), 2),
+        "p95_ms": round(ordered[max(0, int(round(0.95 * len(ordered))) - 1)], 2),
+        "n": len(ordered),
+    }
 
 
 def _drain(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int]:
@@ -77,12 +86,17 @@ def run(calls: int, mb: int) -> dict:
         base = {k: v for k, v in os.environ.items() if not k.startswith("SKILL_EVAL_")}
         result["direct"] = _stats(_timed([str(trivial)], base, sandbox, calls))
         for style in ("python", "sh"):
-            env = {**base, **install_shim(root / f"bin-{style}", _profile("subject"), trivial,
-                                          root / f"rec-{style}", sandbox, style=style)}
+            env = {
+                **base,
+                **install_shim(
+                    root / f"bin-{style}", _profile("subject"), trivial, root / f"rec-{style}", sandbox, style=style
+                ),
+            }
             _timed(["subject"], env, sandbox, 5)  # warm the bytecode cache
             result[f"shim_{style}"] = _stats(_timed(["subject"], env, sandbox, calls))
             result[f"shim_{style}"]["overhead_median_ms"] = round(
-                result[f"shim_{style}"]["median_ms"] - result["direct"]["median_ms"], 2)
+                result[f"shim_{style}"]["median_ms"] - result["direct"]["median_ms"], 2
+            )
 
         blob = root / "blob.bin"
         with blob.open("wb") as fh:

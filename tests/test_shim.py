@@ -97,8 +97,14 @@ FAKE_TOOL = textwrap.dedent(
 
 
 def profile(name: str = "abicheck") -> SimpleNamespace:
-    return SimpleNamespace(name=name, real_env="SKILL_EVAL_REAL", format_dest_options=("-o", "--output"),
-                           path_options=("--legacy-out",), directory_options=("--output-dir",), stdout_token="-")
+    return SimpleNamespace(
+        name=name,
+        real_env="SKILL_EVAL_REAL",
+        format_dest_options=("-o", "--output"),
+        path_options=("--legacy-out",),
+        directory_options=("--output-dir",),
+        stdout_token="-",
+    )
 
 
 class Rig:
@@ -119,8 +125,9 @@ class Rig:
         self.env = {**{k: v for k, v in os.environ.items() if not k.startswith("SKILL_EVAL_")}, **self.env_vars}
 
     def run(self, *args: str, cwd: Path | None = None, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
-        return subprocess.run(["abicheck", *args], cwd=cwd or self.sandbox, env=env or self.env,
-                              capture_output=True, timeout=60, **kw)
+        return subprocess.run(
+            ["abicheck", *args], cwd=cwd or self.sandbox, env=env or self.env, capture_output=True, timeout=60, **kw
+        )
 
     def popen(self, *args: str, **kw) -> subprocess.Popen:
         return subprocess.Popen(["abicheck", *args], cwd=self.sandbox, env=self.env, **kw)
@@ -206,8 +213,17 @@ def test_broken_stdout_pipe_reaches_the_child(rig: Rig):
 
 def test_provisional_record_survives_a_shim_crash_after_spawn(rig: Rig, tmp_path: Path):
     marker = tmp_path / "child-started"
-    p = rig.popen("compare", "old.so", "new.so", "--marker", str(marker), "--sleep", "30",
-                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = rig.popen(
+        "compare",
+        "old.so",
+        "new.so",
+        "--marker",
+        str(marker),
+        "--sleep",
+        "30",
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 20
     while not marker.exists():
         assert time.monotonic() < deadline, "fake tool never started"
@@ -225,8 +241,20 @@ def test_provisional_record_survives_a_shim_crash_after_spawn(rig: Rig, tmp_path
 
 
 def test_sixteen_concurrent_calls_get_unique_complete_records(rig: Rig):
-    procs = [rig.popen("compare", "-o", f"json=out{i}.json", "--content", f"call-{i}", "--sleep", "0.2",
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for i in range(16)]
+    procs = [
+        rig.popen(
+            "compare",
+            "-o",
+            f"json=out{i}.json",
+            "--content",
+            f"call-{i}",
+            "--sleep",
+            "0.2",
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for i in range(16)
+    ]
     assert [p.wait(timeout=60) for p in procs] == [0] * 16
     calls = rig.calls()
     assert [c["call"] for c in calls] == list(range(1, 17))
@@ -289,8 +317,17 @@ def test_reused_output_path_keeps_each_calls_own_report(rig: Rig):
 
 
 def test_output_forms_are_all_redirected(rig: Rig):
-    res = rig.run("compare", "--output=json=a.json", "-omarkdown=b.md", "--output", "sarif=c.sarif",
-                  "-o", "oneline=-", "--legacy-out", "d.txt")
+    res = rig.run(
+        "compare",
+        "--output=json=a.json",
+        "-omarkdown=b.md",
+        "--output",
+        "sarif=c.sarif",
+        "-o",
+        "oneline=-",
+        "--legacy-out",
+        "d.txt",
+    )
     assert res.returncode == 0
     (call,) = rig.calls()
     by_req = {o["requested"]: o for o in call["outputs"]}
@@ -376,7 +413,10 @@ def test_real_pointing_at_a_shim_is_refused(rig: Rig, tmp_path: Path, bad: str):
         shutil.copy(tmp_path / "bin" / "abicheck", real)
     else:
         real = bad
-    res = rig.run("compare", env={**rig.env, "SKILL_EVAL_REAL": real}, )
+    res = rig.run(
+        "compare",
+        env={**rig.env, "SKILL_EVAL_REAL": real},
+    )
     assert res.returncode == 2 and len(res.stderr.decode().splitlines()) == 1
     assert [c["status"] for c in rig.calls()] == ["spawn_failed"]
 
@@ -418,12 +458,38 @@ def test_sh_wrapper_records_the_same(tmp_path: Path):
 
 
 def test_parse_outputs_forms():
-    cfg = shim.ShimConfig.from_json({"subject": "t", "real_env": "R", "sandbox_root": "/",
-                                     "format_dest_options": ["-o", "--output"], "path_options": ["--out"],
-                                     "directory_options": ["--output-dir"]})
-    argv = ["t", "-o", "json=a.json", "--output=markdown=b.md", "-ojunit=c.xml", "--output", "json=-",
-            "-o", "snap.json", "--out", "p.txt", "--output-dir", "d", "-o", "json=x/", "-o", "json=",
-            "--", "-o", "json=ignored.json"]
+    cfg = shim.ShimConfig.from_json(
+        {
+            "subject": "t",
+            "real_env": "R",
+            "sandbox_root": "/",
+            "format_dest_options": ["-o", "--output"],
+            "path_options": ["--out"],
+            "directory_options": ["--output-dir"],
+        }
+    )
+    argv = [
+        "t",
+        "-o",
+        "json=a.json",
+        "--output=markdown=b.md",
+        "-ojunit=c.xml",
+        "--output",
+        "json=-",
+        "-o",
+        "snap.json",
+        "--out",
+        "p.txt",
+        "--output-dir",
+        "d",
+        "-o",
+        "json=x/",
+        "-o",
+        "json=",
+        "--",
+        "-o",
+        "json=ignored.json",
+    ]
     got = [(o.option, o.format, o.requested, o.kind, o.arg_index, o.prefix) for o in parse_outputs(argv, cfg, "/")]
     assert got == [
         ("-o", "json", "a.json", "file", 2, "json="),
@@ -444,8 +510,9 @@ def test_substituter_prefers_the_longest_key():
 
 @settings(max_examples=300, deadline=None)
 @given(
-    pieces=st.lists(st.sampled_from([b"/priv/0/r.json", b"/priv/0/r", b"/priv/1", b"x", b"/", b"\n", b"priv"]),
-                    max_size=40),
+    pieces=st.lists(
+        st.sampled_from([b"/priv/0/r.json", b"/priv/0/r", b"/priv/1", b"x", b"/", b"\n", b"priv"]), max_size=40
+    ),
     cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=10),
 )
 def test_substitution_is_chunking_independent(pieces, cuts):
@@ -489,12 +556,14 @@ def test_shim_imports_only_the_standard_library():
     names = {a.name.split(".")[0] for n in top if isinstance(n, ast.Import) for a in n.names}
     names |= {n.module.split(".")[0] for n in top if isinstance(n, ast.ImportFrom) and n.module}
     assert names <= set(sys.stdlib_module_names) | {"__future__"}
-    probe = ("import sys, json; sys.path.insert(0, %r); import skill_eval.shim; "
-             "print(json.dumps(sorted(sys.modules)))")
+    probe = "import sys, json; sys.path.insert(0, %r); import skill_eval.shim; print(json.dumps(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-IS", "-c", probe % str(ROOT / "src")], capture_output=True, text=True)
     loaded = set(json.loads(out.stdout))
     assert {m for m in loaded if m.split(".")[0] not in sys.stdlib_module_names} == {
-        "__main__", "skill_eval", "skill_eval.shim"}
+        "__main__",
+        "skill_eval",
+        "skill_eval.shim",
+    }
     # start-up cost: these each add milliseconds to every recorded call (scripts/bench_shim.py)
     assert loaded.isdisjoint({"subprocess", "dataclasses", "typing", "pathlib", "datetime", "threading"})
 
@@ -512,8 +581,9 @@ def tiny_libs(tmp_path_factory) -> Path:
     (d / "old.c").write_text("int demo_add(int a, int b) { return a + b; }\nint demo_version(void) { return 1; }\n")
     (d / "new.c").write_text("int demo_add(int a, int b) { return a + b; }\n")
     for side in ("old", "new"):
-        subprocess.run([gcc, "-g", "-O0", "-shared", "-fPIC", "-o", str(d / f"{side}.so"), str(d / f"{side}.c")],
-                       check=True)
+        subprocess.run(
+            [gcc, "-g", "-O0", "-shared", "-fPIC", "-o", str(d / f"{side}.so"), str(d / f"{side}.c")], check=True
+        )
     del fixtures  # the shared fixtures are not required: a self-built pair keeps this test independent
     return d
 

@@ -28,6 +28,7 @@ class Current:
     surface: str
     surface_files: tuple[str, ...]
     skills: dict[str, Skill] = field(default_factory=dict)
+    _route_index: dict[str, set[str]] | None = field(default=None, repr=False)
 
     def digest(self, key: str) -> str | None:
         if key == SURFACE:
@@ -41,22 +42,29 @@ class Current:
         e = self.entries.get(key)
         return e.affects if e else ()
 
+    def _index(self) -> dict[str, set[str]]:
+        """input base path -> keys, built once (routing runs for every observed input of every bundle)."""
+        if self._route_index is None:
+            index: dict[str, set[str]] = {}
+            for key, e in self.entries.items():
+                for inp in e.inputs:
+                    index.setdefault(inp.split("#", 1)[0].rstrip("/"), set()).add(key)
+            for rel in self.surface_files:
+                index.setdefault(rel.rstrip("/"), set()).add(SURFACE)
+            if "harness" in self.entries:
+                index.setdefault("skill-eval.toml", set()).add("harness")
+            self._route_index = index
+        return self._route_index
+
     def route(self, path: str) -> list[str]:
         """Keys whose inputs cover a repository path (a file, or anything under a directory input)."""
-        keys = []
-        for key, e in self.entries.items():
-            for inp in e.inputs:
-                base = inp.split("#", 1)[0]
-                if path == base or path.startswith(base.rstrip("/") + "/"):
-                    keys.append(key)
-                    break
-        for rel in self.surface_files:
-            if path == rel or path.startswith(rel.rstrip("/") + "/"):
-                keys.append(SURFACE)
-                break
-        if path == "skill-eval.toml" and "harness" in self.entries:
-            keys.append("harness")
-        return sorted(set(keys))
+        index = self._index()
+        keys: set[str] = set()
+        probe = path.rstrip("/")
+        while probe:
+            keys |= index.get(probe, set())
+            probe = probe.rpartition("/")[0]
+        return sorted(keys)
 
 
 def current(cfg: Config) -> Current:

@@ -157,6 +157,10 @@ def compute(cfg: Config, skills: dict[str, Skill] | None = None) -> dict[str, En
     names = sorted(skills)
     truth = content.load_ground_truth(cfg)
     scenarios = content.load_scenarios(cfg, skills=set(names), truth=truth)
+    # Validate every content file here too, so `pack --check` (the pre-commit hook) fails
+    # closed on a malformed corpus or rubric even though only their bytes are hashed.
+    content.load_trigger_corpus(cfg, skills=set(names))
+    content.load_rubric(cfg)
     entries: dict[str, Entry] = {}
     for name in names:
         e = skill_entry(cfg, skills[name])

@@ -58,16 +58,8 @@ FORMAT_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*")
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 RESET_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ)  # Python ignores these; the child must not inherit that
 
-FILE_IO_HELPERS = (
-    "_read_config",
-    "_read_head",
-    "_read_record",
-    "_write_atomic",
-    "_reserve_call",
-    "_open_capture",
-    "_copy_artifact",
-    "_precompile",
-)
+FILE_IO_HELPERS = ("_read_config", "_read_head", "_read_record", "_write_atomic", "_reserve_call", "_open_capture",
+                   "_copy_artifact", "_precompile")
 
 
 class Refusal(Exception):
@@ -95,21 +87,15 @@ class _Record:
 class ShimConfig(_Record):
     """What the runner tells the shim (JSON written by install_shim, read on every call)."""
 
-    __slots__ = ("subject", "real_env", "sandbox_root", "format_dest_options", "path_options",
-                 "directory_options", "stdout_token")
+    __slots__ = ("subject", "real_env", "sandbox_root", "format_dest_options", "path_options", "directory_options",
+                 "stdout_token")
     _defaults = {"format_dest_options": (), "path_options": (), "directory_options": (), "stdout_token": "-"}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ShimConfig:
-        return cls(
-            subject=str(data["subject"]),
-            real_env=str(data["real_env"]),
-            sandbox_root=str(data["sandbox_root"]),
-            format_dest_options=tuple(data.get("format_dest_options", ())),
-            path_options=tuple(data.get("path_options", ())),
-            directory_options=tuple(data.get("directory_options", ())),
-            stdout_token=str(data.get("stdout_token", "-")),
-        )
+        values = {k: data[k] if k in ("subject", "real_env", "sandbox_root") else data.get(k, cls._defaults[k])
+                  for k in cls.__slots__}
+        return cls(**{k: tuple(v) if isinstance(v, list) else str(v) for k, v in values.items()})
 
 
 class OutputRequest(_Record):
@@ -267,20 +253,20 @@ def parse_outputs(argv: list[str], cfg: ShimConfig, cwd: str) -> list[OutputRequ
     found: list[OutputRequest] = []
     i = 1
     while i < len(argv):
-        token = argv[i]
-        if token == "--":
+        arg = argv[i]
+        if arg == "--":
             break
         option = value = None
         index, prefix = i, ""
-        if token in styles:
+        if arg in styles:
             if i + 1 < len(argv):
-                option, value, index = token, argv[i + 1], i + 1
+                option, value, index = arg, argv[i + 1], i + 1
                 i += 1
-        elif token.startswith("--") and "=" in token and token.split("=", 1)[0] in styles:
-            option, value = token.split("=", 1)
+        elif arg.startswith("--") and "=" in arg and arg.split("=", 1)[0] in styles:
+            option, value = arg.split("=", 1)
             prefix = option + "="
-        elif len(token) > 2 and token[:2] in styles and not token.startswith("--"):
-            option, value, prefix = token[:2], token[2:], token[:2]
+        elif len(arg) > 2 and arg[:2] in styles and not arg.startswith("--"):
+            option, value, prefix = arg[:2], arg[2:], arg[:2]
         i += 1
         if option is None or value is None:
             continue
@@ -290,8 +276,8 @@ def parse_outputs(argv: list[str], cfg: ShimConfig, cwd: str) -> list[OutputRequ
         fmt, dest, kind = parsed
         if fmt is not None:
             prefix += fmt + "="
-        found.append(OutputRequest(arg_index=index, prefix=prefix, option=option, format=fmt,
-                                   requested=dest, kind=kind))
+        found.append(OutputRequest(arg_index=index, prefix=prefix, option=option, format=fmt, requested=dest,
+                                   kind=kind))
     return found
 
 
@@ -313,23 +299,18 @@ def plan_outputs(outputs: list[OutputRequest], record_dir: str, number: int, cwd
 
 
 def rewrite_argv(argv: list[str], outputs: list[OutputRequest]) -> list[str]:
+    """The child's argv: every redirected destination replaced by its private location."""
     new = list(argv)
-    for out in outputs:
-        if out.private is not None:
-            new[out.arg_index] = out.prefix + out.private
+    for out in (o for o in outputs if o.private is not None):
+        new[out.arg_index] = out.prefix + out.private
     return new
 
 
 def substitution_map(outputs: list[OutputRequest]) -> dict[bytes, bytes]:
     """private -> requested, as bytes (directories without their trailing slash)."""
-    mapping = {}
-    for o in outputs:
-        if o.private is not None:
-            strip = o.kind == "dir"
-            private = o.private.rstrip("/") if strip else o.private
-            requested = o.requested.rstrip("/") if strip else o.requested
-            mapping[os.fsencode(private)] = os.fsencode(requested or o.requested)
-    return mapping
+    strip = {o.private: "/" if o.kind == "dir" else "" for o in outputs if o.private is not None}
+    return {os.fsencode(o.private.rstrip(strip[o.private])): os.fsencode(o.requested.rstrip(strip[o.private])
+            or o.requested) for o in outputs if o.private is not None}
 
 
 # --------------------------------------------------------------------------- streaming tee
@@ -565,8 +546,9 @@ def _pipe() -> tuple[int, int]:
     return r, w
 
 
-def _run(real: str, argv: list[str], outputs: list[OutputRequest], rec: CallRecord, record_dir: str,
-         number: int, t0: float) -> int:
+def _run(real: str, argv: list[str], outputs: list[OutputRequest], rec: CallRecord, record_dir: str, number: int,
+         t0: float) -> int:
+    """Spawn the real tool as a child, tee its streams, then snapshot, copy back and finalize."""
     for out in outputs:
         if out.private is not None:
             os.makedirs(out.private if out.kind == "dir" else os.path.dirname(out.private), exist_ok=True)
@@ -574,9 +556,8 @@ def _run(real: str, argv: list[str], outputs: list[OutputRequest], rec: CallReco
     env[DEPTH_ENV] = str(int(env.get(DEPTH_ENV, "0")) + 1)
     (out_r, out_w), (err_r, err_w) = _pipe(), _pipe()
     try:
-        pid = os.posix_spawn(real, [real, *rewrite_argv(argv, outputs)[1:]], env,
-                             file_actions=[(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)],
-                             setsigdef=RESET_SIGNALS)
+        pid = os.posix_spawn(real, [real, *rewrite_argv(argv, outputs)[1:]], env, setsigdef=RESET_SIGNALS,
+                             file_actions=[(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)])
     except OSError as exc:
         for fd in (out_r, out_w, err_r, err_w):
             os.close(fd)
@@ -586,7 +567,7 @@ def _run(real: str, argv: list[str], outputs: list[OutputRequest], rec: CallReco
     os.close(out_w)
     os.close(err_w)
 
-    def forward(signum: int, _frame: object) -> None:
+    def forward(signum: int, _frame: object) -> None:  # the child must see what the shim was sent
         try:
             os.kill(pid, signum)
         except OSError:
@@ -700,7 +681,7 @@ def wrapper_script(python: str, src_dir: str, style: str = "python") -> str:
     if style == "sh":
         code = (f"import sys; sys.path.insert(0, {src_dir!r}); from skill_eval.shim import main; "
                 "sys.exit(main(sys.argv[1:], wrapper=sys.argv[1]))")
-        return f"#!/bin/sh\n{marker}exec {_sh_quote(python)} -IS -c {_sh_quote(code)} \"$0\" \"$@\"\n"
+        return f'#!/bin/sh\n{marker}exec {_sh_quote(python)} -IS -c {_sh_quote(code)} "$0" "$@"\n'
     raise ValueError(f"unknown wrapper style {style!r}")
 
 
@@ -708,8 +689,8 @@ def _sh_quote(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
-def install_shim(bin_dir: Path, profile: SubjectProfile, real: Path, record_dir: Path, sandbox_root: Path,
-                 *, style: str = "python", base_path: str | None = None) -> dict[str, str]:
+def install_shim(bin_dir: Path, profile: SubjectProfile, real: Path, record_dir: Path, sandbox_root: Path, *,
+                 style: str = "python", base_path: str | None = None) -> dict[str, str]:
     """Write bin_dir/<subject> and its config JSON; return the environment the runner must set.
 
     The returned PATH puts bin_dir first (before base_path, default: this process's PATH).
@@ -728,16 +709,9 @@ def install_shim(bin_dir: Path, profile: SubjectProfile, real: Path, record_dir:
     python = sys.executable
     if style == "python" and (len(python) > 120 or " " in python):
         style = "sh"
-    config = {
-        "schema_version": SCHEMA_VERSION,
-        "subject": profile.name,
-        "real_env": profile.real_env,
-        "sandbox_root": os.path.realpath(sandbox_root),
-        "format_dest_options": list(profile.format_dest_options),
-        "path_options": list(profile.path_options),
-        "directory_options": list(profile.directory_options),
-        "stdout_token": profile.stdout_token,
-    }
+    config = {"schema_version": SCHEMA_VERSION, "subject": profile.name, "real_env": profile.real_env,
+              "sandbox_root": os.path.realpath(sandbox_root), "stdout_token": profile.stdout_token,
+              **{k: list(getattr(profile, k)) for k in ("format_dest_options", "path_options", "directory_options")}}
     config_path = os.path.join(bin_dir, f".{profile.name}.skill-eval-shim.json")
     _write_atomic(config_path, (json.dumps(config, indent=2, sort_keys=True) + "\n").encode())
     module = os.path.realpath(__file__)
@@ -745,12 +719,8 @@ def install_shim(bin_dir: Path, profile: SubjectProfile, real: Path, record_dir:
                   wrapper_script(python, os.path.dirname(os.path.dirname(module)), style).encode(), mode=0o755)
     _precompile(module)
     path = base_path if base_path is not None else os.environ.get("PATH", os.defpath)
-    return {
-        profile.real_env: real,
-        CONFIG_ENV: config_path,
-        RECORD_DIR_ENV: record_dir,
-        "PATH": os.pathsep.join([bin_dir, *[p for p in path.split(os.pathsep) if p and p != bin_dir]]),
-    }
+    return {profile.real_env: real, CONFIG_ENV: config_path, RECORD_DIR_ENV: record_dir,
+            "PATH": os.pathsep.join([bin_dir, *[p for p in path.split(os.pathsep) if p and p != bin_dir]])}
 
 
 if __name__ == "__main__":

@@ -98,7 +98,7 @@ class Run:
 
     def exhibited(self) -> set[str]:
         kinds: set[str] = set()
-        on_pair = [a for a in self.executed() if self.pair_of(a) is not None]
+        on_pair = [a for a in self.executed() if not a.problems and self.pair_of(a) is not None]
         if any(a.not_comparable for a in on_pair):
             kinds.add("not_comparable")
         cited_ids = set(self.c.all_cited()) if self.c else set()
@@ -120,7 +120,7 @@ class Run:
         out = []
         for name in self.required_targets():
             pair = self.targets.get(name)
-            if pair is None or not any(self.on_pair(a, pair) for a in self.executed()):
+            if pair is None or not any(self.on_pair(a, pair) for a in self.executed() if not a.problems):
                 out.append(name)
         return out
 
