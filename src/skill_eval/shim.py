@@ -1,27 +1,19 @@
 """The recording shim (DESIGN §7): an executable named like the subject, first on the sandbox PATH.
 
-Why it exists: grading replays what the agent *did*, so every subject invocation must leave an
-exact record (argv, cwd, exit status, verbatim streams, the files it produced) without changing
-what the agent sees or what the tool decides. Hence:
+Grading replays what the agent *did*, so every subject call must leave an exact record without
+changing what the agent sees or what the tool decides. Hence: the real tool is an absolute path
+from the environment, never a PATH lookup (that would find this shim again); it runs as a child,
+never exec'd, so its status and streams stay observable; a provisional record is written under a
+lock before the spawn, so a call that happened is never lost; streams are teed byte for byte
+(streamed, persisted, digested), the only edit being private output paths mapped back to the
+requested ones, counted so the difference is auditable; and every output path the call names is
+redirected to a per-call private location that becomes the call's immutable snapshot, then copied
+back, so a later call reusing the path (or a failed call writing nothing) is never confused with it.
 
-* the real tool is an absolute path from the environment, never a PATH lookup (a name lookup
-  would find this shim again and recurse), and the shim refuses to start without it;
-* the real tool runs as a *child* (never exec), so its exit status and streams stay observable;
-* a provisional record is written under a lock before the spawn, so a call that happened is
-  never lost, even if the shim is killed afterwards;
-* stdout/stderr are teed byte for byte (streamed, never buffered whole) while being persisted
-  and digested; the only edit is mapping the private output paths back to the requested ones,
-  and the number of such edits is recorded so the difference is auditable;
-* every output path the call names is redirected to a per-call private location that becomes
-  the call's immutable snapshot, then copied back to the requested path, so a later call reusing
-  the path (or a failed call that writes nothing) cannot be confused with this one.
-
-Speed: this runs on every tool call, so it imports only cheap standard-library modules. It
-deliberately avoids subprocess, dataclasses, pathlib, typing, datetime and threading, which
-together more than doubled the per-call cost on the reference host (scripts/bench_shim.py);
-records are therefore small slotted classes rather than @dataclass. Nothing from skill_eval
-that pulls in third-party packages is imported. All file access goes through the helpers named
-in FILE_IO_HELPERS (a test scans for any other way of opening files).
+Speed: this runs on every tool call, so it imports only cheap standard-library modules, avoiding
+subprocess, dataclasses, pathlib, typing, datetime and threading (together they doubled the per-call
+cost, scripts/bench_shim.py); records are small slotted classes instead of @dataclass. All file
+access goes through the helpers named in FILE_IO_HELPERS (a test scans for any other file access).
 """
 
 from __future__ import annotations
@@ -80,9 +72,6 @@ class _Record:
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.to_dict()!r})"
-
 
 class ShimConfig(_Record):
     """What the runner tells the shim (JSON written by install_shim, read on every call)."""
@@ -121,9 +110,6 @@ class CallRecord(_Record):
         data["outputs"] = list(data["outputs"])
         data["substitutions"] = data["substitutions"] or {"stdout": 0, "stderr": 0}
         return (json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-# --------------------------------------------------------------------------- file I/O helpers
 
 
 def _read_config(path: str) -> ShimConfig:
@@ -183,28 +169,19 @@ def _open_capture(path: str) -> BinaryIO:
     return open(path, "wb")  # noqa: SIM115 - closed by _Tee.finish
 
 
-def _copy_artifact(src: str, dst: str | None) -> str:
-    """Digest a produced file and (when dst is given) copy it to the requested path in one pass.
+def _copy_artifact(src: str, dst: str) -> str:
+    """Digest a produced file and copy it to the requested path in one pass.
 
     The destination is opened for writing in place (following a symlink, as the tool itself
     would have); missing parent directories are created.
     """
     h = hashlib.sha256()
-    out = None
-    if dst is not None:
-        os.makedirs(os.path.dirname(dst) or ".", exist_ok=True)
-        out = open(dst, "wb")  # noqa: SIM115 - closed below
-    try:
-        with open(src, "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                h.update(chunk)
-                if out is not None:
-                    out.write(chunk)
-    finally:
-        if out is not None:
-            out.close()
-    if dst is not None:
-        os.chmod(dst, os.stat(src).st_mode & 0o777)
+    os.makedirs(os.path.dirname(dst) or ".", exist_ok=True)
+    with open(src, "rb") as fh, open(dst, "wb") as out:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+            out.write(chunk)
+    os.chmod(dst, os.stat(src).st_mode & 0o777)
     return h.hexdigest()
 
 
@@ -216,9 +193,6 @@ def _precompile(module_file: str) -> None:
         py_compile.compile(module_file, doraise=True)
     except (OSError, py_compile.PyCompileError):
         pass  # read-only source tree: every call compiles, slower but correct
-
-
-# --------------------------------------------------------------------------- argv analysis
 
 
 def _classify(value: str, style: str, cfg: ShimConfig, cwd: str) -> tuple[str | None, str, str] | None:
@@ -311,9 +285,6 @@ def substitution_map(outputs: list[OutputRequest]) -> dict[bytes, bytes]:
     strip = {o.private: "/" if o.kind == "dir" else "" for o in outputs if o.private is not None}
     return {os.fsencode(o.private.rstrip(strip[o.private])): os.fsencode(o.requested.rstrip(strip[o.private])
             or o.requested) for o in outputs if o.private is not None}
-
-
-# --------------------------------------------------------------------------- streaming tee
 
 
 class Substituter:
@@ -429,9 +400,6 @@ def _tee_all(tees: list[_Tee]) -> None:
                 del live[fd]
 
 
-# --------------------------------------------------------------------------- main
-
-
 def _now() -> str:
     t = time.time()
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
@@ -506,8 +474,7 @@ def main(argv: list[str] | None = None, wrapper: str | None = None) -> int:
         _check_real(real, cfg, wrapper)
     except Refusal as exc:
         _say(f"skill-eval shim: {exc}")
-        number = _reserve_call(record_dir, provisional)
-        _finalize_failed(record_dir, number, rec, outputs, t0)
+        _finalize(record_dir, _reserve_call(record_dir, provisional), rec, t0, outputs)
         return EXIT_REFUSED
     number = _reserve_call(record_dir, provisional)
     return _run(real, argv, outputs, rec, record_dir, number, t0)
@@ -519,22 +486,18 @@ def _output_entry(out: OutputRequest, snapshot: str | None = None, sha: str | No
             "effective": out.effective, "snapshot": snapshot, "sha256": sha, "files": files}
 
 
-def _finalize_failed(record_dir: str, number: int, rec: CallRecord, outputs: list[OutputRequest], t0: float) -> None:
-    _discard_private(outputs)
-    for out in outputs:
-        out.effective = None
-    _prune_snapdir(record_dir, number)
-    rec.status, rec.finished_at = "spawn_failed", _now()
-    rec.duration_ms = int((time.monotonic() - t0) * 1000)
-    rec.outputs = [_output_entry(o) for o in outputs]
-    _write_atomic(os.path.join(record_dir, "calls", f"{number}.json"), rec.to_bytes())
-
-
-def _prune_snapdir(record_dir: str, number: int) -> None:
-    """Drop captured/N.out.d when nothing was snapshotted, so its absence means exactly that."""
+def _finalize(record_dir: str, number: int, rec: CallRecord, t0: float, outputs: list[OutputRequest] | None = None) -> None:
+    """Rewrite the record as final. With `outputs`, the tool never ran: status spawn_failed."""
+    if outputs is not None:
+        _discard_private(outputs)
+        for out in outputs:
+            out.effective = None
+        rec.status, rec.outputs = "spawn_failed", [_output_entry(o) for o in outputs]
     snapdir = os.path.join(record_dir, "captured", f"{number}.out.d")
     if os.path.isdir(snapdir) and not os.listdir(snapdir):
-        os.rmdir(snapdir)
+        os.rmdir(snapdir)  # its absence means exactly "nothing snapshotted"
+    rec.finished_at, rec.duration_ms = _now(), int((time.monotonic() - t0) * 1000)
+    _write_atomic(os.path.join(record_dir, "calls", f"{number}.json"), rec.to_bytes())
 
 
 def _pipe() -> tuple[int, int]:
@@ -562,7 +525,7 @@ def _run(real: str, argv: list[str], outputs: list[OutputRequest], rec: CallReco
         for fd in (out_r, out_w, err_r, err_w):
             os.close(fd)
         _say(f"skill-eval shim: cannot run {real}: {exc.strerror}")
-        _finalize_failed(record_dir, number, rec, outputs, t0)
+        _finalize(record_dir, number, rec, t0, outputs)
         return EXIT_NOT_FOUND if isinstance(exc, FileNotFoundError) else EXIT_NOT_EXECUTABLE
     os.close(out_w)
     os.close(err_w)
@@ -588,10 +551,7 @@ def _run(real: str, argv: list[str], outputs: list[OutputRequest], rec: CallReco
     rec.stderr = tees[1].result(f"captured/{number}.err")
     rec.substitutions = {"stdout": tees[0].subst.count, "stderr": tees[1].subst.count}
     rec.outputs = _collect_outputs(outputs, signum is not None, rec.stdout, number)
-    _prune_snapdir(record_dir, number)
-    rec.finished_at = _now()
-    rec.duration_ms = int((time.monotonic() - t0) * 1000)
-    _write_atomic(os.path.join(record_dir, "calls", f"{number}.json"), rec.to_bytes())
+    _finalize(record_dir, number, rec, t0)
     return exit_code
 
 
@@ -637,9 +597,6 @@ def _collect_outputs(outputs: list[OutputRequest], signalled: bool, stdout: dict
                 _discard_private([out])
             entries.append(_output_entry(out, out.effective if files else None, None, files or None))
     return entries
-
-
-# --------------------------------------------------------------------------- runner side
 
 
 def collect_calls(record_dir: Path | str) -> list[dict[str, Any]]:
