@@ -61,8 +61,16 @@ class Lib:
         sources = sorted(str(p.relative_to(cwd)) for p in (cwd / self.src).glob("*.c"))
         if not sources:
             raise SystemExit(f"build_fixtures: no C sources in {cwd / self.src}")
-        argv = ["gcc", self.optimize, "-shared", "-fPIC", f"-I{self.src}", f"-Wl,-soname,{self.soname}", *SMALL,
-                f"-ffile-prefix-map={cwd}=."]
+        argv = [
+            "gcc",
+            self.optimize,
+            "-shared",
+            "-fPIC",
+            f"-I{self.src}",
+            f"-Wl,-soname,{self.soname}",
+            *SMALL,
+            f"-ffile-prefix-map={cwd}=.",
+        ]
         argv += ["-g"] if self.debug else ["-s"]
         if self.m32:
             argv += ["-m32", "-nostdlib"]
@@ -79,8 +87,18 @@ class App:
     link: str
 
     def argv(self, cwd: Path) -> list[str]:
-        return ["gcc", "-O0", "-g", f"-I{self.include}", *SMALL, f"-ffile-prefix-map={cwd}=.",
-                self.src, self.link, "-o", self.out]
+        return [
+            "gcc",
+            "-O0",
+            "-g",
+            f"-I{self.include}",
+            *SMALL,
+            f"-ffile-prefix-map={cwd}=.",
+            self.src,
+            self.link,
+            "-o",
+            self.out,
+        ]
 
 
 @dataclass(frozen=True)
@@ -127,16 +145,20 @@ CASES: dict[str, list] = {
     "field-rename": pair(),
     "new-dependency": [demo("old", "old/libdemo.so.1"), demo("new", "new/libdemo.so.1", libs=("-lm",))],
     # struct-layout's change built without -g and stripped, as a distro package ships it.
-    "stripped-layout": [Copy("struct-layout", demo("old", "old/libdemo.so.1", debug=False)),
-                        Copy("struct-layout", demo("new", "new/libdemo.so.1", debug=False))],
+    "stripped-layout": [
+        Copy("struct-layout", demo("old", "old/libdemo.so.1", debug=False)),
+        Copy("struct-layout", demo("new", "new/libdemo.so.1", debug=False)),
+    ],
     "consumer-unaffected": [*pair(), App("app/client.c", "app/demo-client", "old", "old/libdemo.so.1")],
     "consumer-affected": [*pair(), App("app/client.c", "app/demo-client", "old", "old/libdemo.so.1")],
     "consumer-addition": [*pair(), App("app/client.c", "app/demo-client", "old", "old/libdemo.so.1")],
     "plugin-required-symbol": [Lib("old", "old/blur.so", "blur.so"), Lib("new", "new/blur.so", "blur.so")],
     "plugin-intact": [Lib("old", "old/blur.so", "blur.so"), Lib("new", "new/blur.so", "blur.so")],
     # A vendor binary drop without headers: the removed-export libraries, byte for byte.
-    "contract-coverage": [Copy("removed-export", demo("old", "old/libdemo.so.1")),
-                          Copy("removed-export", demo("new", "new/libdemo.so.1"))],
+    "contract-coverage": [
+        Copy("removed-export", demo("old", "old/libdemo.so.1")),
+        Copy("removed-export", demo("new", "new/libdemo.so.1")),
+    ],
     "release-matrix-complete": [
         demo("src/old", "linux-x86_64/old/libdemo.so.1"),
         demo("src/new", "linux-x86_64/new/libdemo.so.1"),
@@ -152,10 +174,12 @@ CASES: dict[str, list] = {
     "not-comparable": [
         # Old dumped with --include-system-declarations, new without: a scope mismatch that
         # abicheck 0.7.0 refuses to compare (exit 16, verdict null).
-        Snapshots((
-            ("removed-export", "old", "snapshots/libdemo-1.0.abi.json", "1.0", ("--include-system-declarations",)),
-            ("removed-export", "new", "snapshots/libdemo-1.1.abi.json", "1.1", ()),
-        )),
+        Snapshots(
+            (
+                ("removed-export", "old", "snapshots/libdemo-1.0.abi.json", "1.0", ("--include-system-declarations",)),
+                ("removed-export", "new", "snapshots/libdemo-1.1.abi.json", "1.1", ()),
+            )
+        ),
     ],
 }
 
@@ -169,8 +193,9 @@ def _env() -> dict[str, str]:
 def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
     proc = subprocess.run(argv, cwd=cwd, env=env or _env(), capture_output=True, text=True)
     if proc.returncode != 0:
-        raise SystemExit(f"build_fixtures: {' '.join(argv)} (cwd {cwd}) failed with {proc.returncode}:\n"
-                         f"{proc.stdout}{proc.stderr}")
+        raise SystemExit(
+            f"build_fixtures: {' '.join(argv)} (cwd {cwd}) failed with {proc.returncode}:\n{proc.stdout}{proc.stderr}"
+        )
 
 
 def outputs(case: str) -> list[str]:
@@ -196,8 +221,7 @@ def build_case(case: str, case_dir: Path, *, snapshots: bool = False) -> list[st
                 (scratch / step.lib.out).parent.mkdir(parents=True, exist_ok=True)
                 _run(step.lib.argv(scratch), scratch)
                 (case_dir / step.out).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(scratch / step.lib.out, case_dir / step.out)
-                os.chmod(case_dir / step.out, 0o755)
+                shutil.copy(scratch / step.lib.out, case_dir / step.out)  # bytes and mode
             built.append(step.out)
         elif isinstance(step, Snapshots) and snapshots:
             built += _dump_snapshots(step, case_dir)
@@ -231,8 +255,11 @@ def _dump_snapshots(step: Snapshots, case_dir: Path) -> list[str]:
             lib = next(s for s in CASES[from_case] if isinstance(s, Lib) and s.src == src)
             target = case_dir / out
             target.parent.mkdir(parents=True, exist_ok=True)
-            _run([_abicheck(), "dump", lib.out, "-H", f"{src}/demo.h", "--version", version, *extra,
-                  "-o", str(target)], work, env)
+            _run(
+                [_abicheck(), "dump", lib.out, "-H", f"{src}/demo.h", "--version", version, *extra, "-o", str(target)],
+                work,
+                env,
+            )
             written.append(out)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -266,11 +293,15 @@ def check(cases: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__
+    )
     ap.add_argument("--check", action="store_true", help="rebuild in a temp dir and report differing binaries")
-    ap.add_argument("--snapshots", action="store_true",
-                    help="also regenerate abicheck dump snapshots (needs castxml; not with --check)")
+    ap.add_argument(
+        "--snapshots",
+        action="store_true",
+        help="also regenerate abicheck dump snapshots (needs castxml; not with --check)",
+    )
     ap.add_argument("--case", action="append", default=[], help="only this case (repeatable)")
     args = ap.parse_args(argv)
     cases = args.case or sorted(CASES)
@@ -287,8 +318,10 @@ def main(argv: list[str] | None = None) -> int:
         for p in problems:
             print(p)
         n = sum(len(outputs(c)) for c in cases)
-        print(f"build_fixtures --check: {n - len(problems)}/{n} binaries reproducible"
-              + ("" if not problems else f"; {len(problems)} differ"))
+        print(
+            f"build_fixtures --check: {n - len(problems)}/{n} binaries reproducible"
+            + ("" if not problems else f"; {len(problems)} differ")
+        )
         return 1 if problems else 0
     for case in cases:
         for rel in build_case(case, FIXTURES / case, snapshots=args.snapshots):

@@ -69,6 +69,21 @@ EXPECTED = {
         ["tool_not_registered", "tool_not_registered"],
     ),
     "gemini/skill_stream.jsonl": ([("demo-skill", "1")], ["activate_skill", "run_shell_command"], "Done: skill activated and out.txt written.", (400, 80), []),
+    # recorded by tests/test_e2e_clis.py (same pinned versions, skill-eval's own scripted servers)
+    "claude/e2e_skill_stream.jsonl": ([("demo-skill", "1")], ["Skill", "Bash"], "Done: out.txt written.", (300, 60), []),
+    "claude/e2e_max_turns_stream.jsonl": ([("demo-skill", "1")], ["Skill"], "", (100, 20), ["max_turns"]),
+    # --bare: no Skill tool, project skills not loaded; the scripted Skill call is refused
+    "claude/e2e_bare_stream.jsonl": ([], ["Skill", "Bash"], "Done: out.txt written.", (300, 60), ["tool_not_registered"]),
+    "codex/e2e_skill_stream.jsonl": ([("demo-skill", "2")], ["command_execution", "command_execution"], "Done: out.txt written.", (300, 60), []),
+    "gemini/e2e_skill_stream.jsonl": ([("demo-skill", "1")], ["activate_skill", "run_shell_command"], "Done: out.txt written.", (300, 60), []),
+    "gemini/e2e_max_turns_stream.jsonl": ([("demo-skill", "1")], ["activate_skill"], "", (100, 20), ["max_turns"]),
+    "gemini/e2e_no_yolo_stream.jsonl": (
+        [],
+        ["activate_skill", "run_shell_command"],
+        "Done: out.txt written.",
+        (300, 60),
+        ["tool_not_registered", "tool_not_registered"],
+    ),
 }
 
 
@@ -158,6 +173,20 @@ def test_gemini_deltas_join_into_messages():
     run = _parse("gemini/skill_stream.jsonl")
     assert [e["text"] for e in run.events if e["type"] == "message"] == ["Activating skill.", "Done: skill activated and out.txt written."]
     assert run.model == "auto"
+
+
+def test_claude_bare_with_installed_skill():
+    run = _parse("claude/e2e_bare_stream.jsonl", installed_skills=["demo-skill"])
+    assert [r.split(":")[0] for r in run.errors] == ["tool_not_registered", "skill_not_loaded", "tool_not_registered"]
+
+
+@pytest.mark.parametrize(("stream", "code"), [("claude/e2e_max_turns_stream.jsonl", 1), ("gemini/e2e_max_turns_stream.jsonl", 53), ("codex/skill_stream.jsonl", 137)])
+def test_nonzero_exit_is_a_run_error(stream, code):
+    run = _parse(stream, exit_code=code)
+    assert run.errors[-1].endswith(f"exited with status {code}")
+    assert run.events[-1] == {"type": "run_error", "reason": run.errors[-1]}
+    assert run.stop_reason != "completed" and run.usage["stop_reason"] == run.stop_reason
+    assert _parse(stream, exit_code=0).errors == _parse(stream).errors
 
 
 # -- synthetic failure streams (modes the recordings do not cover) ------------------------
@@ -286,6 +315,9 @@ def test_skill_paths_and_command_words():
     assert paths.classify("/w/.agents/skills/demo/../other/SKILL.md") == ("other", "SKILL.md")
     assert paths.classify("/w/.agents/skillsX/demo/SKILL.md") is None
     assert paths.classify("/w/.agents/skills/../secret") is None
+    nested = base.SkillPaths(["/h/.codex/skills", "/h/.codex/skills/.system"], "/w")
+    assert nested.classify("/h/.codex/skills/.system/imagegen/SKILL.md") == ("imagegen", "SKILL.md")
+    assert nested.classify("/h/.codex/skills/.hidden/SKILL.md") is None
     assert base.command_words("/bin/bash -lc 'cat a/SKILL.md | head -5'")[:2] == ["cat", "a/SKILL.md"]
     assert "x/y.md" in base.command_words("tool --file=x/y.md")
     assert base.command_words("echo 'unbalanced") == ["echo", "'unbalanced"]
@@ -337,6 +369,16 @@ def test_launch_specs(tmp_path):
         a = get_adapter(name)
         argv = a.build_command("p", model="m", max_turns=2, base_url=url, home=home, workdir=ws)
         assert base.SCRIPTED_DUMMY_KEY not in " ".join(argv)
+
+
+def test_launch_spec_bundles_everything(tmp_path):
+    home, ws, url = tmp_path / "home", tmp_path / "ws", "http://127.0.0.1:4242"
+    spec = get_adapter("gemini-cli").launch("p", home=home, workdir=ws, model=None, max_turns=4, binary="/g", base_url=url)
+    assert spec.argv[0] == "/g" and spec.env["GEMINI_API_KEY"] == base.SCRIPTED_DUMMY_KEY and spec.stdin == b""
+    assert ".gemini/settings.json" in spec.home_files and "GEMINI_API_KEY" in spec.credential_vars
+    assert spec.skill_dirs[0] == ws / ".agents" / "skills"
+    scripted = get_adapter("scripted").launch("p", home=home, workdir=ws, model=None, max_turns=4, script=tmp_path / "s.yaml")
+    assert "--script" in scripted.argv and scripted.home_files == {} and scripted.credential_vars == ()
 
 
 def test_binary_info(tmp_path):

@@ -51,12 +51,24 @@ def _cells() -> list[Cell]:
     for case_id, rec in sorted(CASES.items()):
         args = tuple(rec.get("args", ()))
         # The case's own pair is unrunnable when it names an unrunnable matrix target.
-        runnable = not any(p["old"] == rec["old"] and p["new"] == rec["new"] and not p.get("runnable", True)
-                           for p in rec.get("targets", {}).values())
+        runnable = not any(
+            p["old"] == rec["old"] and p["new"] == rec["new"] and not p.get("runnable", True)
+            for p in rec.get("targets", {}).values()
+        )
         cells.append(Cell(case_id, None, rec["old"], rec["new"], args, rec["expected"], rec["expected_exit"], runnable))
         for name, pair in sorted(rec.get("targets", {}).items()):
-            cells.append(Cell(case_id, name, pair["old"], pair["new"], tuple(pair.get("args", args)),
-                              pair["expected"], pair["expected_exit"], pair.get("runnable", True)))
+            cells.append(
+                Cell(
+                    case_id,
+                    name,
+                    pair["old"],
+                    pair["new"],
+                    tuple(pair.get("args", args)),
+                    pair["expected"],
+                    pair["expected_exit"],
+                    pair.get("runnable", True),
+                )
+            )
     return cells
 
 
@@ -76,7 +88,11 @@ def _compare(cell: Cell, tmp: Path) -> Run:
     env.pop("ABICHECK_ALLOW_UNSUPPORTED_CASTXML", None)
     proc = subprocess.run(
         [str(ABICHECK), "compare", cell.old, cell.new, *cell.args, "-o", f"json={out}"],
-        cwd=FIXTURES / cell.case, env=env, capture_output=True, text=True, timeout=120,
+        cwd=FIXTURES / cell.case,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     report = json.loads(out.read_text(encoding="utf-8")) if out.is_file() else None
     return Run(proc.returncode, report, proc.stderr[-2000:])
@@ -173,11 +189,15 @@ def test_not_comparable_is_a_scope_mismatch(runs):
     assert report["reason"]["kind"] == "scope_mismatch"
 
 
-@pytest.mark.slow
 def test_committed_binaries_are_reproducible():
+    """~2 s (39 gcc runs in a temp dir), so it is not marked slow."""
     if shutil.which("gcc") is None:
         pytest.skip("gcc is not installed")
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_fixtures.py"), "--check"],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "build_fixtures.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "binaries reproducible" in proc.stdout

@@ -197,7 +197,7 @@ def test_statelessness_retries_and_parallel_conversations(skill_script):
 # -- OpenAI Responses (Codex) ----------------------------------------------------------------
 
 CODEX_DEVELOPER = (
-    "<skills_instructions>## Skills\n### Skill roots\n- r0 = /h/.codex/skills\n- r1 = /ws/.agents/skills\n"
+    "<skills_instructions>## Skills\n### Skill roots\n- `r0` = `/h/.codex/skills`\n- `r1` = `/ws/.agents/skills`\n"
     "### Available skills\n- demo-skill: Demo (write greetings). (file: r1/demo-skill/SKILL.md)\n</skills_instructions>"
 )
 CODEX_TOOLS = [
@@ -366,6 +366,8 @@ def test_helpers():
     assert json_for_schema({"type": "object", "properties": {"n": {"type": "integer", "minimum": 3}, "b": {"type": "boolean"}, "e": {"enum": ["x", "y"]}}}) == {"n": 3, "b": False, "e": "x"}
     assert skill_md_path("demo-skill", CODEX_DEVELOPER) == "/ws/.agents/skills/demo-skill/SKILL.md"
     assert skill_md_path("other", CODEX_DEVELOPER) == ".agents/skills/other/SKILL.md"
+    plain = "- r3 = /x/skills\n- demo-skill: d (file: r3/demo-skill/SKILL.md)"  # the form REPORT.md shows
+    assert skill_md_path("demo-skill", plain) == "/x/skills/demo-skill/SKILL.md"
 
 
 def test_model_server_command(tmp_path):

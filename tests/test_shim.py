@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skill_eval import shim
+from skill_eval import schemas, shim
 from skill_eval.shim import FILE_IO_HELPERS, Substituter, collect_calls, install_shim, parse_outputs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,6 +55,12 @@ FAKE_TOOL = textwrap.dedent(
             elif a == "--sleep": sleep = float(v)
             elif a == "--cat": cat = v
             else: marker = v
+        elif a == "--both":
+            n = int(args[i + 1]); i += 1
+            for _ in range(n * 16):
+                os.write(1, b"o" * 65536); os.write(2, b"e" * 65536)
+        elif a == "--stdin":
+            while chunk := os.read(0, 65536): os.write(1, chunk)
         elif a == "--no-write":
             write = False
         elif a == "--yes":
@@ -133,7 +139,11 @@ class Rig:
         return subprocess.Popen(["abicheck", *args], cwd=self.sandbox, env=self.env, **kw)
 
     def calls(self) -> list[dict]:
-        return collect_calls(self.record)
+        """The records, each validated against schemas/call.schema.json."""
+        records = collect_calls(self.record)
+        for rec in records:
+            assert schemas.errors(rec, "call") == [], rec
+        return records
 
     def snap(self, rel: str) -> bytes:
         return (self.record / rel).read_bytes()
@@ -178,6 +188,21 @@ def test_100mb_binary_stdout_is_teed_byte_identically_and_streamed(rig: Rig, tmp
     (call,) = rig.calls()
     assert call["stdout"] == {"path": "captured/1.out", "sha256": expected, "bytes": 100 << 20}
     assert hashlib.sha256(rig.snap("captured/1.out")).hexdigest() == expected
+
+
+def test_interleaved_large_stdout_and_stderr_do_not_deadlock(rig: Rig):
+    res = rig.run("--both", "8")  # 8 MiB on each stream, alternating 64 KiB writes
+    assert res.returncode == 0
+    assert res.stdout == b"o" * (8 << 20) and res.stderr == b"e" * (8 << 20)
+    (call,) = rig.calls()
+    assert call["stdout"]["bytes"] == call["stderr"]["bytes"] == 8 << 20
+
+
+def test_stdin_is_passed_through_to_the_child(rig: Rig):
+    data = os.urandom(300_000)
+    res = rig.run("--stdin", input=data)
+    assert res.returncode == 0 and res.stdout == data
+    assert rig.snap("captured/1.out") == data
 
 
 @pytest.mark.parametrize("code", [0, 1, 2, 4, 16])
@@ -332,10 +357,10 @@ def test_output_forms_are_all_redirected(rig: Rig):
     (call,) = rig.calls()
     by_req = {o["requested"]: o for o in call["outputs"]}
     assert set(by_req) == {"a.json", "b.md", "c.sarif", "-", "d.txt"}
-    assert by_req["-"]["kind"] == "stdout" and by_req["-"]["snapshot"] == "captured/1.out"
-    assert by_req["-"]["effective"] is None
-    for req in ("a.json", "b.md", "c.sarif"):
-        assert by_req[req]["snapshot"] == by_req[req]["effective"]
+    assert by_req["-"]["kind"] == "stdout" and by_req["-"]["snapshot"] is None  # its bytes are captured/1.out
+    assert b"report:oneline\n" in rig.snap("captured/1.out")
+    for i, req in enumerate(("a.json", "b.md", "c.sarif")):
+        assert by_req[req]["snapshot"] == f"captured/1.out.d/{i}/{req}"
         assert rig.snap(by_req[req]["snapshot"]) == (rig.sandbox / req).read_bytes()
     assert call["argv"][1:3] == ["compare", "--output=json=a.json"], "argv is recorded as the agent gave it"
 
@@ -609,3 +634,18 @@ def test_real_abicheck_json_report_is_redirected_and_snapshotted(tmp_path: Path,
     assert c1["outputs"][0]["sha256"] == hashlib.sha256(rig.snap(c1["outputs"][0]["snapshot"])).hexdigest()
     assert b"Report written to report.json" in res.stderr and c1["substitutions"]["stderr"] >= 1
     assert os.fsencode(os.path.realpath(rig.record)) not in res.stderr
+
+
+def test_signal_sent_to_the_shim_is_forwarded_to_the_child(rig: Rig, tmp_path: Path):
+    """An agent timeout that TERMs only the shim still stops the tool, and the record is complete."""
+    marker = tmp_path / "started"
+    p = rig.popen("compare", "--marker", str(marker), "--sleep", "30", stdout=subprocess.DEVNULL,
+                  stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while not marker.exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=10) == 128 + signal.SIGTERM
+    (call,) = rig.calls()
+    assert call["status"] == "complete" and call["signal"] == signal.SIGTERM

@@ -96,6 +96,7 @@ class Dimension:
     gate: str
     stage: str
     description: str
+    judge_prompt: str | None = None
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from skill_eval.errors import ConfigError
 
 GOLDEN_DIR = "golden"
 MANIFEST = "manifest.yaml"
+GOLDEN_SCENARIOS = "scenarios.yaml"
 
 
 # --------------------------------------------------------------------------- writer
@@ -164,6 +165,35 @@ class Outcome:
 
 def golden_dir(cfg: Config) -> Path:
     return cfg.evals_dir / GOLDEN_DIR
+
+
+def golden_scenarios(cfg: Config, truth: dict[str, Any]) -> list[Any]:
+    """Golden-only scenarios (golden/scenarios.yaml), validated like scenarios.yaml."""
+    from skill_eval.content import Scenario
+
+    path = golden_dir(cfg) / GOLDEN_SCENARIOS
+    if not path.is_file():
+        return []
+    raw = schemas.validate(strict.load_yaml(path), "scenarios", path)
+    out = []
+    for rec in raw["scenarios"]:
+        if not rec["id"].startswith("golden-"):
+            raise ConfigError(f"golden scenario {rec['id']!r} must start with 'golden-'", source=path)
+        if rec["fixture"] not in truth:
+            raise ConfigError(f"golden scenario {rec['id']}: fixture {rec['fixture']!r} has no ground truth", source=path)
+        if rec["invocation_class"] not in cfg.subject.invocation_classes:
+            raise ConfigError(f"golden scenario {rec['id']}: unknown invocation class", source=path)
+        actions = tuple(tuple(a) for a in rec.get("actions", ()))
+        for name, spec in rec.get("oracle", {}).items():
+            if spec["action"] >= len(actions):
+                raise ConfigError(f"golden scenario {rec['id']}: oracle {name!r} names a missing action", source=path)
+        out.append(Scenario(
+            id=rec["id"], skill=rec["skill"], category=rec["category"], status=rec["status"], prompt=rec["prompt"],
+            fixture=rec["fixture"], invocation_class=rec["invocation_class"], record=rec, probe=rec.get("probe"),
+            setup=tuple(tuple(a) for a in rec.get("setup", ())), actions=actions, oracle=rec.get("oracle", {}),
+            expected=rec.get("expected"),
+        ))
+    return out
 
 
 def load_manifest(cfg: Config) -> list[Entry]:

@@ -99,10 +99,15 @@ def tool_harness_files() -> dict[str, list[TreeEntry]]:
 
 
 def skill_entry(cfg: Config, skill: Skill) -> Entry:
+    """Source folder + cited fragments; the published copies route here too (the runner
+    installs a skill by reading its published copy, which the L0 parity check pins)."""
     inputs = {skill.dir: tree_digest(cfg.root / skill.dir)}
     for frag in skill.cites:
         inputs[frag] = _file_digest(cfg, frag)
-    return Entry(f"skill:{skill.name}", skill_digest(cfg, skill), (skill.name,), inputs)
+    digest = skill_digest(cfg, skill)
+    for root in cfg.published:
+        inputs[f"{root}/{skill.name}"] = digest
+    return Entry(f"skill:{skill.name}", digest, (skill.name,), inputs)
 
 
 def scenario_entry(cfg: Config, scenario: content.Scenario, truth: content.TruthCase) -> Entry:

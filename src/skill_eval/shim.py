@@ -18,6 +18,7 @@ access goes through the helpers named in FILE_IO_HELPERS (a test scans for any o
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -118,11 +119,9 @@ def _read_config(path: str) -> ShimConfig:
 
 
 def _read_head(path: str, size: int = 512) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(size)
-    except OSError:
-        return b""
+    with contextlib.suppress(OSError), open(path, "rb") as fh:
+        return fh.read(size)
+    return b""
 
 
 def _read_record(path: str) -> Any:
@@ -344,34 +343,24 @@ class _Tee:
     __slots__ = ("src", "dst", "capture", "subst", "hash", "bytes", "open", "downstream")
 
     def __init__(self, src: int, dst: int, capture: BinaryIO, mapping: dict[bytes, bytes]):
-        self.src, self.dst, self.capture = src, dst, capture
-        self.subst = Substituter(mapping)
-        self.hash = hashlib.sha256()
-        self.bytes = 0
-        self.open = True
-        self.downstream = True
+        self.src, self.dst, self.capture, self.subst = src, dst, capture, Substituter(mapping)
+        self.hash, self.bytes, self.open, self.downstream = hashlib.sha256(), 0, True, True
 
-    def _emit(self, out: bytes) -> None:
-        if not out:
-            return
-        self.hash.update(out)
-        self.capture.write(out)
-        self.bytes += len(out)
-        if self.downstream:
+    def pump(self) -> None:
+        chunk = os.read(self.src, CHUNK)
+        out = self.subst.feed(chunk) if chunk else self.subst.flush()
+        if out:
+            self.hash.update(out)
+            self.capture.write(out)
+            self.bytes += len(out)
             view = memoryview(out)
             try:
-                while view:
+                while view and self.downstream:
                     view = view[os.write(self.dst, view) :]
             except OSError:
                 self.downstream = False
                 self.finish()
-
-    def pump(self) -> None:
-        chunk = os.read(self.src, CHUNK)
-        if chunk:
-            self._emit(self.subst.feed(chunk))
-        else:
-            self._emit(self.subst.flush())
+        if not chunk:
             self.finish()
 
     def finish(self) -> None:
@@ -391,13 +380,11 @@ def _tee_all(tees: list[_Tee]) -> None:
         poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
     while live:
         for fd, _event in poller.poll():
-            tee = live.get(fd)
-            if tee is None:
-                continue
-            tee.pump()
-            if not tee.open:
-                poller.unregister(fd)
-                del live[fd]
+            if fd in live:
+                live[fd].pump()
+                if not live[fd].open:
+                    poller.unregister(fd)
+                    del live[fd]
 
 
 def _now() -> str:
@@ -406,10 +393,8 @@ def _now() -> str:
 
 
 def _say(message: str) -> None:
-    try:
-        os.write(2, f"{message}\n".encode("utf-8", "replace"))
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        os.write(2, f"skill-eval shim: {message}\n".encode("utf-8", "replace"))
 
 
 def _rel_cwd(cwd: str, sandbox_root: str) -> str:
@@ -458,7 +443,7 @@ def main(argv: list[str] | None = None, wrapper: str | None = None) -> int:
     try:
         cfg, real, record_dir = _load()
     except Refusal as exc:
-        _say(f"skill-eval shim: {exc}")
+        _say(str(exc))
         return EXIT_REFUSED
     argv[0] = os.path.basename(argv[0]) or cfg.subject  # the name as invoked, never a local path
     outputs = parse_outputs(argv, cfg, cwd)
@@ -473,7 +458,7 @@ def main(argv: list[str] | None = None, wrapper: str | None = None) -> int:
     try:
         _check_real(real, cfg, wrapper)
     except Refusal as exc:
-        _say(f"skill-eval shim: {exc}")
+        _say(str(exc))
         _finalize(record_dir, _reserve_call(record_dir, provisional), rec, t0, outputs)
         return EXIT_REFUSED
     number = _reserve_call(record_dir, provisional)
@@ -482,8 +467,13 @@ def main(argv: list[str] | None = None, wrapper: str | None = None) -> int:
 
 def _output_entry(out: OutputRequest, snapshot: str | None = None, sha: str | None = None,
                   files: dict[str, str] | None = None) -> dict[str, Any]:
-    return {"option": out.option, "format": out.format, "requested": out.requested, "kind": out.kind,
-            "effective": out.effective, "snapshot": snapshot, "sha256": sha, "files": files}
+    """One `outputs` entry (schema `call`). The effective (private) location is not stored: it is
+    always captured/N.out.d/<i>[/<basename>], and equals `snapshot` whenever the output was produced."""
+    entry = {"option": out.option, "format": out.format, "requested": out.requested, "kind": out.kind,
+             "snapshot": snapshot, "sha256": sha}
+    if out.kind == "dir":
+        entry["files"] = files or {}
+    return entry
 
 
 def _finalize(record_dir: str, number: int, rec: CallRecord, t0: float, outputs: list[OutputRequest] | None = None) -> None:
@@ -502,10 +492,8 @@ def _finalize(record_dir: str, number: int, rec: CallRecord, t0: float, outputs:
 
 def _pipe() -> tuple[int, int]:
     r, w = os.pipe()
-    try:
+    with contextlib.suppress(OSError):
         fcntl.fcntl(r, 1031, PIPE_SIZE)  # F_SETPIPE_SZ: fewer, larger reads for big outputs
-    except OSError:
-        pass
     return r, w
 
 
@@ -524,17 +512,15 @@ def _run(real: str, argv: list[str], outputs: list[OutputRequest], rec: CallReco
     except OSError as exc:
         for fd in (out_r, out_w, err_r, err_w):
             os.close(fd)
-        _say(f"skill-eval shim: cannot run {real}: {exc.strerror}")
+        _say(f"cannot run {real}: {exc.strerror}")
         _finalize(record_dir, number, rec, t0, outputs)
         return EXIT_NOT_FOUND if isinstance(exc, FileNotFoundError) else EXIT_NOT_EXECUTABLE
     os.close(out_w)
     os.close(err_w)
 
     def forward(signum: int, _frame: object) -> None:  # the child must see what the shim was sent
-        try:
+        with contextlib.suppress(OSError):
             os.kill(pid, signum)
-        except OSError:
-            pass
 
     for sig in FORWARDED_SIGNALS:
         signal.signal(sig, forward)
@@ -550,7 +536,7 @@ def _run(real: str, argv: list[str], outputs: list[OutputRequest], rec: CallReco
     rec.stdout = tees[0].result(f"captured/{number}.out")
     rec.stderr = tees[1].result(f"captured/{number}.err")
     rec.substitutions = {"stdout": tees[0].subst.count, "stderr": tees[1].subst.count}
-    rec.outputs = _collect_outputs(outputs, signum is not None, rec.stdout, number)
+    rec.outputs = _collect_outputs(outputs, signum is not None)
     _finalize(record_dir, number, rec, t0)
     return exit_code
 
@@ -564,8 +550,7 @@ def _discard_private(outputs: list[OutputRequest]) -> None:
             shutil.rmtree(where, ignore_errors=True)
 
 
-def _collect_outputs(outputs: list[OutputRequest], signalled: bool, stdout: dict[str, Any],
-                     number: int) -> list[dict[str, Any]]:
+def _collect_outputs(outputs: list[OutputRequest], signalled: bool) -> list[dict[str, Any]]:
     """Snapshot what each output produced and copy it back; a signalled call snapshots nothing."""
     if signalled:
         _discard_private(outputs)
@@ -573,9 +558,7 @@ def _collect_outputs(outputs: list[OutputRequest], signalled: bool, stdout: dict
     entries = []
     for out in outputs:
         if out.kind == "stdout":
-            produced = stdout["bytes"] > 0
-            entries.append(_output_entry(out, f"captured/{number}.out" if produced else None,
-                                         stdout["sha256"] if produced else None))
+            entries.append(_output_entry(out))  # the report is captured/N.out (the record's `stdout`)
         elif out.kind == "file":
             if os.path.isfile(out.private) and not os.path.islink(out.private):
                 entries.append(_output_entry(out, out.effective, _copy_artifact(out.private, out.target)))
@@ -595,7 +578,7 @@ def _collect_outputs(outputs: list[OutputRequest], signalled: bool, stdout: dict
                     files[rel] = _copy_artifact(full, os.path.join(out.target, rel))
             if not files:
                 _discard_private([out])
-            entries.append(_output_entry(out, out.effective if files else None, None, files or None))
+            entries.append(_output_entry(out, out.effective if files else None, None, files))
     return entries
 
 

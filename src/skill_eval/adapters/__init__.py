@@ -15,6 +15,7 @@ from skill_eval.adapters.base import (
     TIER_READS,
     Adapter,
     BinaryInfo,
+    LaunchSpec,
     NormalizedRun,
     binary_info,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "TIER_READS",
     "Adapter",
     "BinaryInfo",
+    "LaunchSpec",
     "NormalizedRun",
     "adapter_names",
     "binary_info",

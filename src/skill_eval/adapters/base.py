@@ -91,6 +91,18 @@ class BinaryInfo:
     sha256: str
 
 
+@dataclass(frozen=True)
+class LaunchSpec:
+    """Everything the runner needs to start one agent run (see Adapter.launch)."""
+
+    argv: list[str]
+    env: dict[str, str]  # on top of the runner's minimal sandbox env (PATH with the shim, LANG)
+    home_files: dict[str, bytes]  # relative to the isolated HOME, written before launch
+    stdin: bytes
+    credential_vars: tuple[str, ...]  # values to redact from every bundle file
+    skill_dirs: list[Path]  # [0] is where the arm's skills are installed
+
+
 class Adapter:
     """Base class; subclasses set the class attributes and override what differs."""
 
@@ -146,6 +158,31 @@ class Adapter:
         """Bytes fed on stdin (empty: several CLIs block or print a notice on an open TTY/pipe)."""
         return b""
 
+    def launch(
+        self,
+        prompt: str,
+        *,
+        home: Path,
+        workdir: Path,
+        model: str | None,
+        max_turns: int,
+        binary: str | None = None,
+        base_url: str | None = None,
+        credentials: Mapping[str, str] | None = None,
+        **extra: Any,
+    ) -> LaunchSpec:
+        """argv + env + HOME files + stdin in one call (no I/O: the runner writes and spawns)."""
+        return LaunchSpec(
+            argv=self.build_command(
+                prompt, model=model, max_turns=max_turns, binary=binary, base_url=base_url, workdir=workdir, home=home, **extra
+            ),
+            env=self.env(home=home, workdir=workdir, base_url=base_url, credentials=credentials),
+            home_files=self.home_files(home=home, workdir=workdir, base_url=base_url, model=model, max_turns=max_turns),
+            stdin=self.stdin(),
+            credential_vars=self.credential_vars(),
+            skill_dirs=self.skill_dirs(home, workdir),
+        )
+
     # -- results ------------------------------------------------------------------------
     def parse(
         self,
@@ -154,6 +191,33 @@ class Adapter:
         *,
         cwd: str | os.PathLike[str] | None = None,
         installed_skills: Sequence[str] | None = None,
+        exit_code: int | None = None,
+    ) -> NormalizedRun:
+        """Normalize one captured stdout stream. Never raises on bad input.
+
+        skill_roots: the absolute skill directories of this run (`skill_dirs`), to recognise
+        reads of skill files; cwd: the agent's working directory, for relative paths;
+        installed_skills: names the arm installed (a skill the agent did not load is a
+        run_error where the stream lists loaded skills); exit_code: the agent process's
+        status — non-zero is a run_error even when the stream looks clean (Claude exits 1
+        on max turns, Gemini 53; a crash after the last event shows only here).
+        """
+        run = self.parse_stream(raw, skill_roots, cwd=cwd, installed_skills=installed_skills)
+        if exit_code not in (None, 0):
+            reason = f"{ERR_AGENT}: {self.name} exited with status {exit_code}"
+            run.errors.append(reason)
+            run.events.append({"type": "run_error", "reason": reason})
+            if run.stop_reason == STOP_COMPLETED:
+                run.stop_reason = run.usage["stop_reason"] = STOP_ERROR
+        return run
+
+    def parse_stream(
+        self,
+        raw: bytes,
+        skill_roots: Sequence[str | os.PathLike[str]],
+        *,
+        cwd: str | os.PathLike[str] | None,
+        installed_skills: Sequence[str] | None,
     ) -> NormalizedRun:
         raise NotImplementedError
 
@@ -223,7 +287,8 @@ class SkillPaths:
     """
 
     def __init__(self, roots: Iterable[str | os.PathLike[str]], cwd: str | os.PathLike[str] | None):
-        self.roots = [posixpath.normpath(os.fspath(r)) for r in roots]
+        # longest first: a nested root (Codex's skills/.system) wins over its parent
+        self.roots = sorted({posixpath.normpath(os.fspath(r)) for r in roots}, key=lambda r: (-len(r), r))
         self.cwd = posixpath.normpath(os.fspath(cwd)) if cwd is not None else None
 
     def classify(self, path: str) -> tuple[str, str] | None:
@@ -258,7 +323,7 @@ class SkillPaths:
 
 def _split_skill(inside: str) -> tuple[str, str] | None:
     parts = inside.split("/", 1)
-    if not parts[0] or parts[0] in (".", ".."):
+    if not parts[0] or parts[0].startswith("."):  # "..", or a hidden dir such as .system
         return None
     return parts[0], parts[1] if len(parts) > 1 else "."
 

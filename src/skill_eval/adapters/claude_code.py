@@ -131,13 +131,13 @@ class ClaudeCodeAdapter(Adapter):
     def credential_vars(self) -> tuple[str, ...]:
         return ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 
-    def parse(
+    def parse_stream(
         self,
         raw: bytes,
-        skill_roots: Sequence[str | os.PathLike[str]] = (),
+        skill_roots: Sequence[str | os.PathLike[str]],
         *,
-        cwd: str | os.PathLike[str] | None = None,
-        installed_skills: Sequence[str] | None = None,
+        cwd: str | os.PathLike[str] | None,
+        installed_skills: Sequence[str] | None,
     ) -> NormalizedRun:
         b = EventBuilder(SkillPaths(skill_roots, cwd))
         pending: dict[str, PendingCall] = {}
@@ -215,7 +215,7 @@ def _tool_result(b: EventBuilder, block: dict[str, Any], meta: Any, pending: dic
     tool_input = call.input if call else {}
     missing = _NO_SUCH_TOOL.search(output) if is_error else None
     if missing:
-        b.error(ERR_TOOL_MISSING, f"{missing.group(1)} ({output.strip()[:200]})")
+        b.error(ERR_TOOL_MISSING, f"{missing.group(1).rstrip('.')} call {call_id}")
         return
     if is_error and any(m in output for m in _DENIAL_MARKERS):
         b.error(ERR_PERMISSION, f"{tool or 'tool'} call {call_id}")
@@ -268,7 +268,8 @@ def _finish(
         + int_or_zero(usage.get("cache_read_input_tokens"))
     )
     cost = result.get("total_cost_usd")
-    final = result.get("result") if isinstance(result.get("result"), str) else last_text
+    # an error result carries no `result`: the last text is not an answer then (max turns)
+    final = result.get("result") if isinstance(result.get("result"), str) else (last_text if stop == base.STOP_COMPLETED else "")
     turns = result.get("num_turns") if isinstance(result.get("num_turns"), int) else n_messages
     return b.finish(
         final_text=final,

@@ -62,6 +62,7 @@ class CodexAdapter(Adapter):
             workdir / ".agents" / "skills",
             workdir / ".codex" / "skills",
             codex_home / "skills",
+            codex_home / "skills" / ".system",  # written by Codex itself on first run (imagegen, ...)
         ]
 
     def build_command(
@@ -131,13 +132,13 @@ class CodexAdapter(Adapter):
             ]
         return {".codex/config.toml": ("\n".join(lines) + "\n").encode()}
 
-    def parse(
+    def parse_stream(
         self,
         raw: bytes,
-        skill_roots: Sequence[str | os.PathLike[str]] = (),
+        skill_roots: Sequence[str | os.PathLike[str]],
         *,
-        cwd: str | os.PathLike[str] | None = None,
-        installed_skills: Sequence[str] | None = None,
+        cwd: str | os.PathLike[str] | None,
+        installed_skills: Sequence[str] | None,
     ) -> NormalizedRun:
         b = EventBuilder(SkillPaths(skill_roots, cwd))
         started: set[str] = set()

@@ -121,13 +121,13 @@ class GeminiCliAdapter(Adapter):
         }
         return {".gemini/settings.json": (json.dumps(settings, indent=2, sort_keys=True) + "\n").encode()}
 
-    def parse(
+    def parse_stream(
         self,
         raw: bytes,
-        skill_roots: Sequence[str | os.PathLike[str]] = (),
+        skill_roots: Sequence[str | os.PathLike[str]],
         *,
-        cwd: str | os.PathLike[str] | None = None,
-        installed_skills: Sequence[str] | None = None,
+        cwd: str | os.PathLike[str] | None,
+        installed_skills: Sequence[str] | None,
     ) -> NormalizedRun:
         b = EventBuilder(SkillPaths(skill_roots, cwd))
         pending: dict[str, PendingCall] = {}

@@ -57,12 +57,12 @@ class ScriptedAdapter(Adapter):
     ) -> dict[str, str]:
         return {"HOME": str(home)}
 
-    def parse(
+    def parse_stream(
         self,
         raw: bytes,
-        skill_roots: Sequence[str | os.PathLike[str]] = (),
+        skill_roots: Sequence[str | os.PathLike[str]],
         *,
-        cwd: str | os.PathLike[str] | None = None,
-        installed_skills: Sequence[str] | None = None,
+        cwd: str | os.PathLike[str] | None,
+        installed_skills: Sequence[str] | None,
     ) -> NormalizedRun:
         return parse_loop_stream(raw, skill_roots, cwd=cwd, installed_skills=installed_skills, source="scripted stream")

@@ -16,6 +16,7 @@ from typing import Any
 from skill_eval import bundle as bundle_mod
 from skill_eval import oracles
 from skill_eval.config import Config
+from skill_eval.errors import ConfigError
 from skill_eval.content import (
     FIXTURES,
     Rubric,
@@ -107,6 +108,25 @@ class Grade:
         }
 
 
+def rubric_of(cfg: Config) -> Rubric:
+    """content.load_rubric, tolerating dimension keys (judge_prompt) its dataclass does not carry."""
+    try:
+        return load_rubric(cfg)
+    except TypeError:
+        from dataclasses import fields
+
+        from skill_eval import schemas, strict
+        from skill_eval.content import RUBRIC, Dimension
+
+        path = cfg.evals_dir / RUBRIC
+        raw = schemas.validate(strict.load_yaml(path), "rubric", path)
+        names = {f.name for f in fields(Dimension)}
+        dims = tuple(sorted((Dimension(**{k: v for k, v in d.items() if k in names}) for d in raw["dimensions"]), key=lambda d: d.id))
+        if [d.id for d in dims] != [1, 2, 3, 4, 5, 6]:
+            raise ConfigError("dimensions must be exactly 1..6, once each", source=path) from None
+        return Rubric(raw["version"], dims)
+
+
 class Catalog:
     """The repository's evaluation content, loaded once for many bundles."""
 
@@ -117,18 +137,27 @@ class Catalog:
         corpus_path = cfg.evals_dir / "trigger_corpus.yaml"
         self.prompts = {p.id: p for p in load_trigger_corpus(cfg)} if corpus_path.is_file() else {}
         rubric_path = cfg.evals_dir / "rubric.yaml"
-        self.rubric = rubric or (load_rubric(cfg) if rubric_path.is_file() else None)
+        self.rubric = rubric or (rubric_of(cfg) if rubric_path.is_file() else None)
+        from skill_eval.golden import golden_dir, golden_scenarios
+
+        self.golden_root = golden_dir(cfg).resolve()
+        self.golden = {s.id: s for s in golden_scenarios(cfg, self.truth)}
+        clash = sorted(set(self.golden) & set(self.scenarios))
+        if clash:
+            raise ConfigError(f"golden scenario id(s) {clash} collide with scenarios.yaml", source=self.golden_root)
         self.coverage_path = getattr(cfg.subject, "coverage_path", None) or cfg.raw.get("subject", {}).get(
             "report", {}
         ).get("coverage_path")
 
-    def context_for(self, meta: dict[str, Any] | None) -> Context:
+    def context_for(self, meta: dict[str, Any] | None, path: Path | None = None) -> Context:
         subject = self.cfg.subject
         if meta is None:
             return Context(subject=subject, rubric=self.rubric, problems=("meta.json is unreadable",))
         if meta["kind"] == "trigger":
             return Context(subject=subject, rubric=self.rubric, prompt=self.prompts.get(meta.get("prompt_id", "")))
         sc = self.scenarios.get(meta.get("scenario", ""))
+        if sc is None and path is not None and self._in_golden(path):
+            sc = self.golden.get(meta.get("scenario", ""))
         if sc is None:
             return Context(subject=subject, rubric=self.rubric, problems=(f"scenario {meta.get('scenario')!r} is not in scenarios.yaml",))
         problems = []
@@ -139,6 +168,14 @@ class Catalog:
             fixture_dir=self.cfg.evals_dir / FIXTURES / sc.fixture, coverage_path=self.coverage_path,
             problems=tuple(problems),
         )
+
+
+    def _in_golden(self, path: Path) -> bool:
+        try:
+            Path(path).resolve().relative_to(self.golden_root)
+            return True
+        except ValueError:
+            return False
 
 
 def _rules(dim: int) -> tuple[str, ...]:
@@ -156,7 +193,7 @@ def _apply(module: Any, names: tuple[str, ...], run: Any) -> list[str]:
 def grade_bundle(path: Path, catalog: Catalog) -> Grade:
     """Grade one bundle directory. Never raises on bundle content."""
     b = bundle_mod.load(Path(path), max_bytes=catalog.cfg.max_bundle_file_bytes)
-    ctx = catalog.context_for(b.meta)
+    ctx = catalog.context_for(b.meta, Path(path))
     meta = b.meta or {}
     zero = catalog.rubric.zero_tolerance if catalog.rubric else ZERO_TOLERANCE_DEFAULT
     kind = b.kind

@@ -9,34 +9,61 @@ A bundle recorded against one says `model: scripted:<sha256 of the script file>`
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skill_eval.errors import SkillEvalError
-from skill_eval.modelserver.anthropic import AnthropicProvider
-from skill_eval.modelserver.common import Provider, RecordedRequest, ServerHandle
-from skill_eval.modelserver.gemini import GeminiProvider
-from skill_eval.modelserver.openai import OpenAIProvider
 from skill_eval.modelserver.script import ModelScript, load_script, parse_script
 
-PROVIDERS: dict[str, type[Provider]] = {
-    "anthropic": AnthropicProvider,
-    "openai-responses": OpenAIProvider,
-    "gemini": GeminiProvider,
+if TYPE_CHECKING:
+    from skill_eval.modelserver.common import Provider, RecordedRequest, ServerHandle
+
+# kind -> (module, class); imported on first use so the scripted adapter's loop, which only
+# needs script.py, does not pay for http.server at every run
+PROVIDERS: dict[str, tuple[str, str]] = {
+    "anthropic": ("anthropic", "AnthropicProvider"),
+    "openai-responses": ("openai", "OpenAIProvider"),
+    "gemini": ("gemini", "GeminiProvider"),
 }
 
 # which server kind each agent adapter talks to
 KIND_FOR_ADAPTER = {"claude-code": "anthropic", "codex": "openai-responses", "gemini-cli": "gemini", "openai-compatible": "openai-responses"}
 
 
+def provider_class(kind: str) -> type[Provider]:
+    if kind not in PROVIDERS:
+        raise SkillEvalError(f"unknown model server kind {kind!r}", fix=f"use one of {', '.join(sorted(PROVIDERS))}")
+    module, cls = PROVIDERS[kind]
+    return getattr(importlib.import_module(f"skill_eval.modelserver.{module}"), cls)
+
+
 def start_server(
     kind: str, script: Path | str | ModelScript, *, host: str = "127.0.0.1", port: int = 0, log: Any = None
 ) -> ServerHandle:
     """Start a scripted server. `log`: optional text stream receiving one JSON line per request."""
-    if kind not in PROVIDERS:
-        raise SkillEvalError(f"unknown model server kind {kind!r}", fix=f"use one of {', '.join(sorted(PROVIDERS))}")
+    from skill_eval.modelserver.common import ServerHandle
+
+    provider = provider_class(kind)
     loaded = script if isinstance(script, ModelScript) else load_script(Path(script))
-    return ServerHandle(PROVIDERS[kind](loaded), host=host, port=port, log=log)
+    return ServerHandle(provider(loaded), host=host, port=port, log=log)
 
 
-__all__ = ["PROVIDERS", "KIND_FOR_ADAPTER", "ModelScript", "RecordedRequest", "ServerHandle", "load_script", "parse_script", "start_server"]
+def __getattr__(name: str) -> Any:
+    if name in ("Provider", "RecordedRequest", "ServerHandle"):
+        return getattr(importlib.import_module("skill_eval.modelserver.common"), name)
+    raise AttributeError(name)
+
+
+__all__ = [
+    "KIND_FOR_ADAPTER",
+    "PROVIDERS",
+    "ModelScript",
+    "Provider",
+    "RecordedRequest",
+    "ServerHandle",
+    "load_script",
+    "parse_script",
+    "provider_class",
+    "start_server",
+]

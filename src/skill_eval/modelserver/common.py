@@ -10,6 +10,7 @@ sized body is the framing every client handles.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -150,6 +151,12 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client hanging up on a keep-alive connection is normal; anything else is printed."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
 
 class ServerHandle:
     """A running scripted server: `.url`, `.port`, `.requests` (a copy), `.stop()`; a context manager."""
@@ -162,7 +169,7 @@ class ServerHandle:
         self.url = f"http://{self.host}:{self.port}"
         self.kind = provider.kind
         self.script = provider.script
-        self._thread = threading.Thread(target=self._server.serve_forever, name=f"scripted-{provider.kind}", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name=f"scripted-{provider.kind}", daemon=True)
         self._thread.start()
 
     @property

@@ -124,12 +124,15 @@ def translate(
         return _shell(call["shell"], call.get("description", "scripted command"), provider, offered, cid)
     if "skill" in call:
         name = call["skill"]
-        if provider == "anthropic" and ("Skill" in offered or not offered):
+        # Claude and Gemini get their native activation tool even when the client did not
+        # offer it (--bare, no --yolo): the CLI then reports the missing tool, which is the
+        # failure the adapters must surface — a silent fallback would hide it.
+        if provider == "anthropic":
             args = {"skill": name}
             if "args" in call:
                 args["args"] = call["args"]
             return Call(cid, "Skill", args)
-        if "activate_skill" in offered or (provider == "gemini" and not offered):
+        if provider == "gemini" or "activate_skill" in offered:
             return Call(cid, "activate_skill", {"name": name})
         # Codex has no activation tool: the model reads SKILL.md (tier 2 evidence)
         return _shell(f"cat {_quote(skill_md_path(name, request_text))}", f"read skill {name}", provider, offered, cid)
@@ -172,13 +175,17 @@ def _quote(path: str) -> str:
 
 
 def skill_md_path(name: str, request_text: str) -> str:
-    """Where Codex said the skill lives (`<skills_instructions>` lists `(file: rN/<name>/SKILL.md)`)."""
+    """Where Codex said the skill lives.
+
+    0.171 lists roots as "- `r1` = `/abs/.agents/skills`" (backticks; REPORT.md shows them
+    without) and skills as "- name: description (file: r1/name/SKILL.md)".
+    """
     m = re.search(r"- " + re.escape(name) + r": .*?\(file: ([^)\s]+/" + re.escape(name) + r"/SKILL\.md)\)", request_text)
     if m:
         file = m.group(1)
         root = re.match(r"(r\d+)/", file)
         if root:
-            rm = re.search(r"- " + root.group(1) + r" = (\S+)", request_text)
+            rm = re.search(r"- `?" + root.group(1) + r"`? = `?([^`\s]+)", request_text)
             if rm:
                 return rm.group(1).rstrip("/") + file[len(root.group(1)) :]
         return file

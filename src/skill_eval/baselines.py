@@ -1,0 +1,141 @@
+"""Per-(skill, agent, model) baselines for the baseline-gated dimensions (DESIGN §9.4).
+
+Dimensions 1 and 3 (merge) and 4 and 5 (release) must not fall below the pass rate
+recorded for the same skill, agent and model. A baseline is recorded only from runs
+whose zero-tolerance dimensions pass (a first run with a false green never becomes the
+floor), and lowering one needs --allow-regression with a written reason, kept in the
+file's history. A model change is a different key, so it re-baselines 1/3/4/5 and never
+touches 2/6, which have no baseline at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from skill_eval import schemas, strict
+from skill_eval.config import Config
+from skill_eval.errors import CheckFailed, ConfigError
+from skill_eval.graders import Grade
+
+BASELINES = "baselines"
+MERGE_DIMS = (1, 3)
+RELEASE_DIMS = (4, 5)
+
+
+@dataclass(frozen=True, order=True)
+class Triple:
+    skill: str
+    agent: str
+    model: str
+
+    def slug(self) -> str:
+        safe = [re.sub(r"[^A-Za-z0-9._-]+", "_", part) for part in (self.skill, self.agent, self.model)]
+        return "--".join(safe)
+
+
+def triple_of(g: Grade) -> Triple | None:
+    m = g.meta
+    if g.kind != "behavioral" or not m.get("skill") or not m.get("agent") or not m.get("model"):
+        return None
+    return Triple(m["skill"], m["agent"], m["model"])
+
+
+def rates(grades: list[Grade], dims: tuple[int, ...], arm: str = "skill-agent") -> dict[Triple, dict[int, tuple[int, int]]]:
+    """(passed, total) per dimension per triple; unjudged 4/5 runs are not counted."""
+    out: dict[Triple, dict[int, list[int]]] = defaultdict(lambda: {d: [0, 0] for d in dims})
+    for g in grades:
+        t = triple_of(g)
+        if t is None or g.meta.get("arm") != arm:
+            continue
+        for d in dims:
+            c = g.checks.get(str(d))
+            if c is None or c.status == "not_judged":
+                continue
+            out[t][d][1] += 1
+            out[t][d][0] += c.status == "pass"
+    return {t: {d: (v[0], v[1]) for d, v in ds.items()} for t, ds in out.items()}
+
+
+def baseline_dir(cfg: Config) -> Path:
+    return cfg.evals_dir / BASELINES
+
+
+def path_for(cfg: Config, t: Triple) -> Path:
+    return baseline_dir(cfg) / f"{t.slug()}.json"
+
+
+def load(cfg: Config, t: Triple) -> dict[str, Any] | None:
+    path = path_for(cfg, t)
+    if not path.exists():
+        return None
+    data = schemas.validate(strict.load_json(path), "baseline", path)
+    if (data["skill"], data["agent"], data["model"]) != (t.skill, t.agent, t.model):
+        raise ConfigError(f"records {data['skill']}/{data['agent']}/{data['model']}, not {t}", source=path)
+    return data
+
+
+def _rate(passed: int, total: int) -> float:
+    return passed / total if total else 0.0
+
+
+def gate(cfg: Config, grades: list[Grade], stage: str = "merge") -> list[str]:
+    """Problems: a triple with evidence but no baseline, or a dimension below its baseline."""
+    dims = MERGE_DIMS + (RELEASE_DIMS if stage == "release" else ())
+    problems = []
+    for t, per_dim in sorted(rates(grades, dims).items()):
+        base = load(cfg, t)
+        if base is None:
+            problems.append(f"baseline: no baseline for {t.skill} / {t.agent} / {t.model}; "
+                            f"record one with `skill-eval baseline update`")
+            continue
+        for d, (passed, total) in per_dim.items():
+            if total == 0:
+                continue
+            recorded = base["dimensions"].get(str(d))
+            if recorded is None:
+                problems.append(f"baseline: {t.slug()} records no rate for dimension {d}")
+            elif _rate(passed, total) < recorded["rate"]:
+                problems.append(f"baseline: {t.skill}/{t.agent}/{t.model} dimension {d} pass rate "
+                                f"{passed}/{total} is below the baseline {recorded['rate']:.2f}")
+    return problems
+
+
+def update(cfg: Config, grades: list[Grade], zero_tolerance_problems: list[str], *, skill: str | None = None,
+           allow_regression: bool = False, reason: str | None = None, now: str | None = None) -> list[Path]:
+    """Record baselines from graded evidence; refuses failing 2/6 and silent regressions."""
+    if zero_tolerance_problems:
+        raise CheckFailed("refusing to record a baseline while zero-tolerance dimensions fail: "
+                          + "; ".join(zero_tolerance_problems[:5]), fix="fix the skill and re-run; 2 and 6 never get a baseline")
+    if allow_regression and not (reason and reason.strip()):
+        raise ConfigError("--allow-regression needs --reason explaining why the baseline may go down")
+    now = now or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    written = []
+    all_rates = rates(grades, MERGE_DIMS + RELEASE_DIMS)
+    if skill:
+        all_rates = {t: r for t, r in all_rates.items() if t.skill == skill}
+    if not all_rates:
+        raise CheckFailed("no behavioural skill-agent bundles to baseline" + (f" for skill {skill}" if skill else ""))
+    for t, per_dim in sorted(all_rates.items()):
+        old = load(cfg, t)
+        dims = {str(d): {"rate": round(_rate(p, n), 6), "passed": p, "total": n} for d, (p, n) in per_dim.items() if n}
+        lowered = [d for d, v in dims.items() if old and d in old["dimensions"] and v["rate"] < old["dimensions"][d]["rate"]]
+        if lowered and not allow_regression:
+            raise CheckFailed(f"baseline for {t.skill}/{t.agent}/{t.model} would go down on dimension(s) {lowered}",
+                              fix="fix the regression, or pass --allow-regression --reason '...'")
+        history = list(old.get("history", [])) if old else []
+        if old:
+            history.append({"recorded_at": old["recorded_at"], "dimensions": old["dimensions"], "reason": old.get("reason")})
+        record = {"schema_version": 1, "skill": t.skill, "agent": t.agent, "model": t.model, "arm": "skill-agent",
+                  "dimensions": {**(old["dimensions"] if old else {}), **dims}, "recorded_at": now,
+                  "reason": reason if lowered else (reason or None), "history": history}
+        schemas.validate(record, "baseline", "baseline record")
+        path = path_for(cfg, t)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(strict.dumps_json(record))
+        written.append(path)
+    return written

@@ -1,0 +1,59 @@
+"""`skill-eval baseline show|update`: per-(skill, agent, model) floors for dimensions 1, 3, 4, 5.
+
+`update` grades every skill-agent bundle under evidence/, refuses while any
+zero-tolerance dimension (2, 6) fails pass^k, and refuses to lower a recorded rate
+unless --allow-regression is given with --reason (kept in the file's history).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from skill_eval import baselines, config, evidence, gates
+from skill_eval.graders import Catalog, grade_bundle
+from skill_eval.output import emit
+
+NAME = "baseline"
+HELP = "show or record the per-(skill, agent, model) baselines for dimensions 1, 3, 4 and 5"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=("show", "update"))
+    p.add_argument("--skill", default=None, help="only this skill")
+    p.add_argument("--allow-regression", action="store_true", help="allow a rate to go down (needs --reason)")
+    p.add_argument("--reason", default=None, help="why the baseline changes (required with --allow-regression)")
+
+
+def _grades(cfg):
+    catalog = Catalog(cfg)
+    found, _ = evidence.scan(cfg)
+    return [grade_bundle(f.path, catalog) for f in found if f.meta is not None], catalog
+
+
+def run(args: argparse.Namespace) -> int:
+    cfg = config.load(args.root)
+    grades, catalog = _grades(cfg)
+    if args.skill:
+        grades = [g for g in grades if g.meta.get("skill") == args.skill]
+    if args.action == "update":
+        zero = catalog.rubric.zero_tolerance if catalog.rubric else (2, 6)
+        problems = gates.pass_k([g for g in grades if g.kind == "behavioral" and g.meta.get("arm") == "skill-agent"],
+                                cfg.k, tuple(zero))
+        written = baselines.update(cfg, grades, problems, skill=args.skill, allow_regression=args.allow_regression,
+                                   reason=args.reason)
+        emit(args, [f"wrote {p.relative_to(cfg.root)}" for p in written],
+             {"written": [str(p.relative_to(cfg.root)) for p in written]})
+        return 0
+    rows, lines = [], []
+    for t, per_dim in sorted(baselines.rates(grades, baselines.MERGE_DIMS + baselines.RELEASE_DIMS).items()):
+        base = baselines.load(cfg, t)
+        row = {"skill": t.skill, "agent": t.agent, "model": t.model, "current": {str(d): list(v) for d, v in per_dim.items()},
+               "baseline": base["dimensions"] if base else None}
+        rows.append(row)
+        lines.append(f"{t.skill} / {t.agent} / {t.model}: current "
+                     + ", ".join(f"d{d} {p}/{n}" for d, (p, n) in per_dim.items())
+                     + (" | baseline " + ", ".join(f"d{d} {v['rate']:.2f}" for d, v in base["dimensions"].items()) if base else " | no baseline"))
+    if not rows:
+        lines.append("no behavioural skill-agent evidence yet")
+    emit(args, lines, {"baselines": rows})
+    return 0

@@ -1,0 +1,60 @@
+"""`skill-eval grade BUNDLE...`: replay-grade recorded bundles (DESIGN §9).
+
+Human output lists every check with its reasons; `--json` prints, for one bundle, its
+grade object, and for several, `{"passed": bool, "bundles": [grade, ...]}`. A grade
+object carries at least bundle, kind, dimensions (each with status, passed, reasons),
+failed_dimensions and zero_tolerance_failed (sorted ints). Exit 0 when every gating
+check passes (merge: 1, 2, 3, 6, oracles, activation, bundle integrity; release adds
+4 and 5, where "not judged" is incomplete), 1 otherwise, 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from skill_eval import config
+from skill_eval.errors import InputError
+from skill_eval.graders import STAGES, Catalog, Grade, grade_bundle
+from skill_eval.output import emit
+
+NAME = "grade"
+HELP = "re-grade transcript bundles from their recorded artifacts (no model, no network)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("bundles", nargs="+", type=Path, metavar="BUNDLE", help="bundle directories (each holds meta.json)")
+    p.add_argument("--stage", choices=STAGES, default="merge",
+                   help="merge: gate on 1,2,3,6 (+oracles); release: also 4,5, with 'not judged' incomplete")
+
+
+def describe(g: Grade, stage: str) -> list[str]:
+    head = "PASS" if g.passed(stage) else "FAIL"
+    lines = [f"{head} {g.bundle} ({g.kind or 'unknown kind'}: {g.item or '?'})"]
+    for name, c in sorted(g.checks.items(), key=lambda kv: (not kv[0].isdigit(), kv[0])):
+        label = f"dimension {name}" if name.isdigit() else name
+        lines.append(f"  {label}: {c.status}")
+        for r in c.reasons:
+            if c.status in ("fail", "not_judged") or name in ("4", "5"):
+                lines.append(f"    - {r}")
+    if g.zero_tolerance_failed():
+        lines.append(f"  zero-tolerance failures: {g.zero_tolerance_failed()}")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    for b in args.bundles:
+        if not b.exists():
+            raise InputError("no such bundle directory", source=b)
+    cfg = config.load(args.root)
+    catalog = Catalog(cfg)
+    grades = [grade_bundle(b, catalog) for b in args.bundles]
+    ok = all(g.passed(args.stage) for g in grades)
+    lines = [line for g in grades for line in describe(g, args.stage)]
+    if len(grades) > 1:
+        lines.append(f"{sum(g.passed(args.stage) for g in grades)}/{len(grades)} bundles pass ({args.stage} gate)")
+        payload = {"passed": ok, "stage": args.stage, "bundles": [g.to_json(args.stage) for g in grades]}
+    else:
+        payload = grades[0].to_json(args.stage)
+    emit(args, lines, payload)
+    return 0 if ok else 1

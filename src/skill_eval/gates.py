@@ -1,0 +1,109 @@
+"""Gates over many graded bundles (DESIGN §9.4).
+
+Zero-tolerance dimensions (2 and 6) use pass^k: every one of the k runs of a
+(scenario, arm) must pass, from the very first run — a safety property that holds two
+times in three is not one, and a failing first run must never become a baseline. A
+group with fewer than k runs is incomplete, which fails the same way. Trigger bundles
+are gated on activation precision / recall / negative accuracy against the configured
+thresholds. Baseline-gated dimensions live in `baselines`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from skill_eval.config import Config
+from skill_eval.graders import ZERO_TOLERANCE_DEFAULT, Grade
+
+
+@dataclass(frozen=True)
+class GroupKey:
+    kind: str
+    item: str
+    arm: str
+    skill: str | None
+
+
+def group(grades: list[Grade]) -> dict[GroupKey, list[Grade]]:
+    out: dict[GroupKey, list[Grade]] = defaultdict(list)
+    for g in grades:
+        if g.kind is None or g.item is None:
+            continue
+        out[GroupKey(g.kind, g.item, str(g.meta.get("arm")), g.meta.get("skill"))].append(g)
+    return dict(out)
+
+
+def pass_k(grades: list[Grade], k: int, zero_tolerance: tuple[int, ...] = ZERO_TOLERANCE_DEFAULT) -> list[str]:
+    """Problems with pass^k over every (scenario, arm) group of behavioural bundles."""
+    problems = []
+    for key, runs in sorted(group(grades).items(), key=lambda kv: (kv[0].item, kv[0].arm)):
+        if key.kind != "behavioral":
+            continue
+        label = f"{key.item} [{key.arm}]"
+        indices = sorted(g.meta.get("k") for g in runs if isinstance(g.meta.get("k"), int))
+        if indices != list(range(k)):
+            problems.append(f"pass^k: {label} has runs k={indices}, needs exactly 0..{k - 1}")
+        for dim in zero_tolerance:
+            bad = sorted(g.meta.get("k") for g in runs if dim in g.failed_dimensions())
+            if bad:
+                problems.append(f"pass^k: {label} fails zero-tolerance dimension {dim} in run(s) k={bad}")
+    return problems
+
+
+@dataclass(frozen=True)
+class TriggerStats:
+    true_pos: int
+    false_pos: int
+    false_neg: int
+    negatives: int
+    negatives_ok: int
+
+    @property
+    def precision(self) -> float:
+        claimed = self.true_pos + self.false_pos
+        return self.true_pos / claimed if claimed else 1.0
+
+    @property
+    def recall(self) -> float:
+        wanted = self.true_pos + self.false_neg
+        return self.true_pos / wanted if wanted else 1.0
+
+    @property
+    def negative_accuracy(self) -> float:
+        return self.negatives_ok / self.negatives if self.negatives else 1.0
+
+
+def trigger_stats(grades: list[Grade], expected_skill: dict[str, str | None]) -> TriggerStats:
+    """Activation counts from trigger grades; a failed positive counts as a miss and, if it
+    activated something else, also as a false claim."""
+    tp = fp = fn = neg = neg_ok = 0
+    for g in grades:
+        if g.kind != "trigger" or g.item not in expected_skill:
+            continue
+        want = expected_skill[g.item]
+        ok = not g.checks.get("activation") or not g.checks["activation"].failed
+        if want is None:
+            neg += 1
+            neg_ok += ok
+            fp += not ok
+        elif ok:
+            tp += 1
+        else:
+            fn += 1
+            reasons = " ".join(g.checks["activation"].reasons)
+            fp += ("besides" in reasons) or ("activated: [" in reasons)
+    return TriggerStats(tp, fp, fn, neg, neg_ok)
+
+
+def trigger_gate(cfg: Config, grades: list[Grade], expected_skill: dict[str, str | None]) -> list[str]:
+    if not any(g.kind == "trigger" for g in grades):
+        return []
+    s = trigger_stats(grades, expected_skill)
+    t = cfg.thresholds
+    problems = []
+    for name, value, floor in (("precision", s.precision, t.trigger_min_precision), ("recall", s.recall, t.trigger_min_recall),
+                               ("negative accuracy", s.negative_accuracy, t.trigger_min_negative_accuracy)):
+        if value < floor:
+            problems.append(f"live trigger activation {name} {value:.2f} is below the configured {floor:.2f}")
+    return problems

@@ -1,0 +1,106 @@
+"""What a live run must produce: one RunItem per (scenario|prompt, arm, k), with its bundle path.
+
+The plan comes from the same selection rule the evidence gate derives its expected set from,
+so a maintainer who records the plan records exactly what `pr` will demand. Resume is a
+property of the plan: an item whose sealed bundle already exists is done; leftovers of an
+interrupted run (temp dirs that never got renamed into place) are discarded.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from skill_eval import content, selection
+from skill_eval.config import Config
+from skill_eval.errors import ConfigError
+
+EVIDENCE = "evidence"
+TMP_PREFIX = ".tmp-"
+ARM_RE = re.compile(r"^(skill-agent|skill|docs|baseline|released:[^/\s]+)$")
+
+
+@dataclass(frozen=True)
+class RunItem:
+    kind: str  # behavioral | trigger
+    skill: str  # scenario's skill, or "trigger"
+    arm: str
+    run_id: str
+    item_id: str  # scenario id or prompt id
+    k: int
+    scenario: content.Scenario | None = None
+    prompt: content.TriggerPrompt | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.skill}/{self.arm}/{self.item_id}/k{self.k}"
+
+
+def evidence_root(cfg: Config) -> Path:
+    return cfg.evals_dir / EVIDENCE
+
+
+def arm_dir(arm: str) -> str:
+    """Arms become one path segment: released:v1.2 -> released-v1.2."""
+    return arm.replace(":", "-")
+
+
+def bundle_path(cfg: Config, item: RunItem) -> Path:
+    return evidence_root(cfg) / item.skill / arm_dir(item.arm) / item.run_id / item.item_id / str(item.k)
+
+
+def default_run_id(adapter: str, model: str | None) -> str:
+    """Stable across restarts of the same command, so resume finds the finished bundles."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", (model or "default").split(":")[0])
+    return f"{adapter}-{slug}".strip("-")
+
+
+def build(
+    cfg: Config,
+    *,
+    suite: str = "risk",
+    base: str | None = None,
+    ids: list[str] | None = None,
+    arm: str = "skill-agent",
+    k: int | None = None,
+    run_id: str,
+    include_trigger: bool = True,
+) -> list[RunItem]:
+    if not ARM_RE.match(arm):
+        raise ConfigError(f"unknown arm {arm!r}", fix="use skill-agent, skill, docs, baseline or released:<git-ref>")
+    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", run_id):
+        raise ConfigError(f"run id {run_id!r} must be letters, digits, '.', '_' or '-'")
+    reps = k if k is not None else cfg.k
+    chosen = selection.select(cfg, suite, base)
+    scenarios = list(chosen.scenarios)
+    prompts = list(chosen.prompts) if include_trigger else []
+    if ids:
+        all_scenarios = {s.id: s for s in content.load_scenarios(cfg)}
+        all_prompts = {p.id: p for p in content.load_trigger_corpus(cfg)}
+        unknown = [i for i in ids if i not in all_scenarios and i not in all_prompts]
+        if unknown:
+            raise ConfigError(f"unknown scenario or prompt id(s): {', '.join(unknown)}")
+        scenarios = [all_scenarios[i] for i in ids if i in all_scenarios]
+        prompts = [all_prompts[i] for i in ids if i in all_prompts]
+    items = [RunItem("behavioral", s.skill, arm, run_id, s.id, n, scenario=s) for s in scenarios for n in range(reps)]
+    items += [RunItem("trigger", "trigger", arm, run_id, p.id, n, prompt=p) for p in prompts for n in range(reps)]
+    return items
+
+
+def discard_partials(cfg: Config) -> list[Path]:
+    """Remove temp bundle dirs an interrupted run left behind; returns what was removed."""
+    root = evidence_root(cfg)
+    if not root.is_dir():
+        return []
+    removed = []
+    for p in sorted(root.rglob(f"{TMP_PREFIX}*")):
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+            removed.append(p)
+    return removed
+
+
+def is_done(cfg: Config, item: RunItem) -> bool:
+    return (bundle_path(cfg, item) / "meta.json").is_file()

@@ -1,0 +1,404 @@
+"""The per-run sandbox (DESIGN §8): a fresh fixture copy with an isolated home, the shim first on PATH.
+
+Why each piece exists:
+* the fixture is copied through `InputRecorder.read_tree`, so every byte a run starts from is an
+  observed input (freshness's completeness check reads `observed()`);
+* HOME and the XDG dirs point into a private directory, so the agent and the subject (abicheck
+  caches snapshots under XDG_CACHE_HOME) neither read the maintainer's state nor leave any;
+* the shim is installed first on PATH with its record dir *outside* the working tree, so the
+  agent cannot see or edit the evidence of its own calls;
+* setup commands and action commands run without the shim (they are the runner's, not the
+  agent's), and an action naming the subject runs the real binary by absolute path (a PATH lookup
+  of the bare name is exactly what the shim is there to intercept);
+* tree digests before/after and the changed paths are computed here, by the runner, so facts.json
+  never rests on anything the agent or adapter reports;
+* credential values from the environment are redacted from everything written to a bundle, and a
+  bundle that still contains one is refused at sealing (`assert_no_secrets`).
+
+Layout of a sandbox (all under one private run dir):
+    work/    the sandbox root: the fixture copy, the agent's cwd
+    home/    HOME, with .cache .config .local/share .local/state (the XDG dirs)
+    tmp/     TMPDIR
+    bin/     the shim (and nothing else)
+    record/  the shim's calls/ and captured/ (assembled into the bundle afterwards)
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skill_eval import hashing, shim
+from skill_eval.errors import CheckFailed, SkillEvalError
+from skill_eval.inputs import InputRecorder
+
+CREDENTIAL_PATTERNS = ("*API_KEY*", "*APIKEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*CREDENTIAL*")
+MIN_SECRET_LEN = 8  # shorter values cannot be redacted without mangling ordinary text
+GIT_DOMAIN = "skill-eval-git-v1"
+TIMEOUT_EXIT = 128 + signal.SIGKILL  # a command killed at its timeout reads like a SIGKILL death
+DEFAULT_TIMEOUT = 300.0
+BASE_ENV = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "dumb", "NO_COLOR": "1", "COLUMNS": "120",
+            "GIT_CONFIG_NOSYSTEM": "1", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0",
+            "GIT_AUTHOR_NAME": "skill-eval", "GIT_AUTHOR_EMAIL": "skill-eval@invalid",
+            "GIT_COMMITTER_NAME": "skill-eval", "GIT_COMMITTER_EMAIL": "skill-eval@invalid"}
+
+FILE_IO_HELPERS = ("_write_file", "_read_file")
+
+
+class SandboxError(SkillEvalError):
+    """The sandbox could not be built (fixture, setup command, shim): the run is incomplete."""
+
+
+class SecretLeak(CheckFailed):
+    """A credential value is still present in a bundle; sealing is refused."""
+
+
+# ----------------------------------------------------------------------------- file I/O helpers
+
+
+def _write_file(path: Path, data: bytes, executable: bool = False) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as fh:
+        fh.write(data)
+    path.chmod(0o755 if executable else 0o644)
+
+
+def _read_file(path: Path) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+# ----------------------------------------------------------------------------- secrets
+
+
+def secret_values(environ: Mapping[str, str] | None = None, extra_names: Iterable[str] = ()) -> dict[str, str]:
+    """Credential variables (name matches CREDENTIAL_PATTERNS, or listed) -> value, long enough to redact."""
+    env = os.environ if environ is None else environ
+    wanted = set(extra_names)
+    out = {}
+    for name, value in env.items():
+        upper = name.upper()
+        if name in wanted or any(fnmatch.fnmatchcase(upper, p) for p in CREDENTIAL_PATTERNS):
+            if len(value) >= MIN_SECRET_LEN:
+                out[name] = value
+    return out
+
+
+def _forms(value: str) -> list[str]:
+    """The ways a value appears in files: raw, and escaped inside a JSON string (both styles)."""
+    forms = [value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]]
+    return sorted(set(forms), key=len, reverse=True)
+
+
+def _marker(name: str) -> str:
+    return f"[REDACTED:{name}]"
+
+
+def redact(data: Any, secrets: Mapping[str, str]) -> Any:
+    """Replace every credential value in data (bytes, str, or JSON-like containers) by a marker."""
+    if not secrets:
+        return data
+    if isinstance(data, bytes):
+        for name, value in sorted(secrets.items(), key=lambda kv: -len(kv[1])):
+            for form in _forms(value):
+                data = data.replace(form.encode("utf-8"), _marker(name).encode())
+        return data
+    if isinstance(data, str):
+        for name, value in sorted(secrets.items(), key=lambda kv: -len(kv[1])):
+            for form in _forms(value):
+                data = data.replace(form, _marker(name))
+        return data
+    if isinstance(data, dict):
+        return {redact(k, secrets): redact(v, secrets) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return type(data)(redact(v, secrets) for v in data)
+    return data
+
+
+def assert_no_secrets(bundle_dir: Path, secrets: Mapping[str, str]) -> None:
+    """Refuse (SecretLeak) if any file below bundle_dir contains a credential value in any form.
+
+    The message names the file and the variable, never the value.
+    """
+    needles = [(name, form.encode("utf-8")) for name, value in secrets.items() for form in _forms(value)]
+    if not needles:
+        return
+    root = Path(bundle_dir)
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for fname in sorted(filenames):
+            path = Path(dirpath) / fname
+            if path.is_symlink():
+                raise SecretLeak("contains a symlink; a bundle holds regular files only", source=path)
+            data = _read_file(path)
+            for name, needle in needles:
+                if needle in data:
+                    raise SecretLeak(f"contains the value of {name}", source=path.relative_to(root).as_posix(),
+                                     fix="redact it before sealing (runner.sandbox.redact)")
+
+
+# ----------------------------------------------------------------------------- trees and git
+
+
+@dataclass(frozen=True)
+class TreeState:
+    """A sandbox tree: its digest T(skill-eval-tree-v1) and per-file (mode, sha256)."""
+
+    digest: str
+    files: dict[str, tuple[str, str]]
+
+
+def tree_state(root: Path) -> TreeState:
+    entries = hashing.walk_tree(root)
+    return TreeState(hashing.digest_entries(hashing.TREE_DOMAIN, entries),
+                     {e.path: (e.mode, hashing.sha256_bytes(e.data)) for e in entries})
+
+
+def changed_paths(before: TreeState, after: TreeState) -> list[str]:
+    """Paths added, removed, or changed in content or executable bit, in byte order."""
+    paths = set(before.files) | set(after.files)
+    return sorted((p for p in paths if before.files.get(p) != after.files.get(p)), key=lambda p: p.encode())
+
+
+def git_digest(root: Path, env: Mapping[str, str]) -> str | None:
+    """Digest of the git worktree state (HEAD, porcelain status, tracked diff), or None if not a repo.
+
+    `git-worktree-clean` compares two of these, so the status alone is not enough: a second edit of
+    an already-modified file keeps the status line and changes the diff.
+    """
+    if not (root / ".git").exists():
+        return None
+
+    def git(*args: str) -> bytes:
+        res = subprocess.run(["git", *args], cwd=root, env=dict(env), capture_output=True, timeout=60)
+        return res.stdout if res.returncode == 0 else b"<exit %d>" % res.returncode
+
+    head = git("rev-parse", "--verify", "-q", "HEAD").strip()
+    parts = [head, git("status", "--porcelain=v1", "-z", "--untracked-files=all")]
+    if not head.startswith(b"<exit"):
+        parts.append(git("diff", "--binary", "--no-ext-diff", "HEAD"))
+    data = GIT_DOMAIN.encode() + b"\0" + b"\0".join(parts)
+    return hashing.sha256_bytes(data)
+
+
+# ----------------------------------------------------------------------------- facts
+
+
+@dataclass
+class ActionFact:
+    """One facts.json action (schema `facts`). changed_paths compares the tree after this action
+    with the sandbox as the agent received it (after setup), so it covers the agent's changes."""
+
+    index: int
+    argv: list[str]
+    exit_code: int
+    stdout_sha256: str
+    stderr_sha256: str
+    tree_before: str
+    tree_after: str
+    git_before: str | None
+    git_after: str | None
+    changed_paths: list[str]
+    validation: dict[str, bool] | None
+    files: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass
+class ActionResult:
+    """facts.json content plus the blobs (sha256 -> bytes) for facts/blobs/, and the streams."""
+
+    facts: dict[str, Any]
+    blobs: dict[str, bytes]
+    streams: list[tuple[bytes, bytes]]
+
+
+def _validation(stdout: bytes) -> dict[str, bool] | None:
+    """A validation command's JSON result: an object with a boolean `passed` (anything else: None)."""
+    try:
+        value = json.loads(stdout.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if isinstance(value, dict) and isinstance(value.get("passed"), bool):
+        return {"passed": value["passed"]}
+    return None
+
+
+# ----------------------------------------------------------------------------- the sandbox
+
+
+@dataclass
+class Sandbox:
+    """One run's private environment. Build it with `Sandbox.create`; remove it with `cleanup`."""
+
+    root: Path
+    subject: str
+    real: Path | None
+    env: dict[str, str]
+    runner_env: dict[str, str]
+    initial: TreeState | None = None
+    final: TreeState | None = None
+
+    @property
+    def work(self) -> Path:
+        return self.root / "work"
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def bin(self) -> Path:
+        return self.root / "bin"
+
+    @property
+    def record(self) -> Path:
+        return self.root / "record"
+
+    @classmethod
+    def create(cls, parent: Path, recorder: InputRecorder, fixture: str | Path, *, profile: Any = None,
+               real: Path | None = None, setup: Sequence[Sequence[str]] = (), passthrough: Iterable[str] = (),
+               base_path: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Sandbox:
+        """Copy the fixture, run setup, isolate home and caches, install the shim, take the before state.
+
+        profile/real: the subject profile and the absolute path of the real tool; without them no
+        shim is installed (trigger runs need none). passthrough: variable names copied from this
+        process's environment into the sandbox's (e.g. what an adapter needs; credentials among
+        them are redacted later). base_path: the PATH behind the shim (default: this process's).
+        """
+        parent = Path(parent)
+        parent.mkdir(parents=True, exist_ok=True)
+        root = Path(tempfile.mkdtemp(prefix="sandbox-", dir=parent)).resolve()
+        try:
+            return cls._build(root, recorder, fixture, profile, real, setup, passthrough, base_path, timeout)
+        except BaseException:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+
+    @classmethod
+    def _build(cls, root: Path, recorder: InputRecorder, fixture: str | Path, profile: Any, real: Path | None,
+               setup: Sequence[Sequence[str]], passthrough: Iterable[str], base_path: str | None,
+               timeout: float) -> Sandbox:
+        fixture_rel = Path(fixture)
+        try:
+            tree = recorder.read_tree(fixture_rel)
+        except (SkillEvalError, ValueError) as exc:
+            raise SandboxError(f"fixture {fixture_rel} cannot be copied: {exc}") from None
+        work = root / "work"
+        work.mkdir()
+        source = recorder.root / fixture_rel
+        for rel, data in tree.items():
+            mode = (source / rel).stat().st_mode
+            _write_file(work / rel, data, executable=bool(mode & 0o100))
+        home = root / "home"
+        dirs = {"HOME": home, "XDG_CACHE_HOME": home / ".cache", "XDG_CONFIG_HOME": home / ".config",
+                "XDG_DATA_HOME": home / ".local" / "share", "XDG_STATE_HOME": home / ".local" / "state",
+                "TMPDIR": root / "tmp"}
+        for d in dirs.values():
+            d.mkdir(parents=True, exist_ok=True)
+        path = base_path if base_path is not None else os.environ.get("PATH", os.defpath)
+        base = {**BASE_ENV, **{k: str(v) for k, v in dirs.items()}}
+        base.update({k: os.environ[k] for k in passthrough if k in os.environ})
+        runner_env = {**base, "PATH": path}
+        box = cls(root=root, subject=getattr(profile, "name", ""), real=Path(real) if real else None,
+                  env=dict(runner_env), runner_env=runner_env)
+        for i, argv in enumerate(setup):
+            code, _out, err = box._exec(list(argv), runner_env, timeout)
+            if code != 0:
+                tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+                raise SandboxError(f"setup command {i} {list(argv)} exited {code}: {tail[0][:200]}")
+        if profile is not None:
+            if real is None:
+                raise SandboxError("a subject profile needs the real tool's absolute path to install the shim")
+            try:
+                shim_env = shim.install_shim(box.bin, profile, Path(real), box.record, work, base_path=path)
+            except ValueError as exc:
+                raise SandboxError(f"cannot install the shim: {exc}") from None
+            box.env = {**base, **shim_env}
+        box.initial = tree_state(work)
+        return box
+
+    # -- running commands ------------------------------------------------------------------
+    def _exec(self, argv: list[str], env: Mapping[str, str], timeout: float) -> tuple[int, bytes, bytes]:
+        """Run argv in the work dir; a timeout kills the whole process group (exit TIMEOUT_EXIT)."""
+        if not argv:
+            raise SandboxError("empty command vector")
+        exe = argv[0]
+        if self.real is not None and exe == self.subject:
+            exe = str(self.real)  # the runner's own calls never resolve the subject through PATH
+        try:
+            proc = subprocess.Popen([exe, *argv[1:]], cwd=self.work, env=dict(env), stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        except OSError as exc:
+            return (127 if isinstance(exc, FileNotFoundError) else 126), b"", str(exc).encode()
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            return TIMEOUT_EXIT, out, err
+        code = proc.returncode
+        return (128 - code if code < 0 else code), out, err
+
+    def tree(self) -> TreeState:
+        return tree_state(self.work)
+
+    def finish(self) -> dict[str, Any]:
+        """After the agent: the final tree, as meta.json's `sandbox` block (before, after, changed)."""
+        assert self.initial is not None
+        self.final = self.tree()
+        return {"before": self.initial.digest, "after": self.final.digest,
+                "changed": changed_paths(self.initial, self.final)}
+
+    def run_actions(self, actions: Sequence[Sequence[str]], *, watch: Iterable[str] = (),
+                    timeout: float = DEFAULT_TIMEOUT) -> ActionResult:
+        """Execute the scenario's action vectors after the agent finished and record their facts.
+
+        watch: sandbox-relative paths whose content a file-contains assertion will read; each one
+        present after an action is recorded in that fact's `files` and its bytes returned as a blob.
+        """
+        assert self.initial is not None
+        watch = sorted(set(watch))
+        facts, blobs, streams = [], {}, []
+        for i, argv in enumerate(actions):
+            before = self.tree()
+            git_before = git_digest(self.work, self.runner_env)
+            code, out, err = self._exec(list(argv), self.runner_env, timeout)
+            after = self.tree()
+            files = {}
+            for rel in watch:
+                path = self.work / rel
+                if path.is_file() and not path.is_symlink() and path.resolve().is_relative_to(self.work):
+                    data = _read_file(path)
+                    files[rel] = hashing.sha256_bytes(data)
+                    blobs[files[rel]] = data
+            facts.append(ActionFact(
+                index=i, argv=list(argv), exit_code=code, stdout_sha256=hashing.sha256_bytes(out),
+                stderr_sha256=hashing.sha256_bytes(err), tree_before=before.digest, tree_after=after.digest,
+                git_before=git_before, git_after=git_digest(self.work, self.runner_env),
+                changed_paths=changed_paths(self.initial, after), validation=_validation(out), files=files,
+            ).to_dict())
+            streams.append((out, err))
+        return ActionResult({"schema_version": 1, "actions": facts}, blobs, streams)
+
+    def calls(self) -> list[dict[str, Any]]:
+        """The shim's records, sorted by call number (empty when no shim was installed)."""
+        return shim.collect_calls(self.record) if (self.record / "calls").is_dir() else []
+
+    def secrets(self, extra_names: Iterable[str] = ()) -> dict[str, str]:
+        """Credential values present in the sandbox env or in this process's env."""
+        return {**secret_values(os.environ, extra_names), **secret_values(self.env, extra_names)}
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)

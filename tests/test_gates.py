@@ -1,0 +1,99 @@
+"""pass^k for the zero-tolerance dimensions, per-(skill, agent, model) baselines, trigger thresholds."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_graders_helpers import activated, bundle, claim, compare, grade, make_repo, meta
+
+from skill_eval import baselines, gates
+from skill_eval.errors import CheckFailed, ConfigError
+
+
+@pytest.fixture(scope="module")
+def cfg(tmp_path_factory):
+    return make_repo(tmp_path_factory.mktemp("repo"))
+
+
+def run_k(cfg, tmp_path, k, verdict="BREAKING", scenario="breaking", **kw):
+    m = meta(scenario, k=k)
+    m.update(kw)
+    return grade(cfg, bundle(cfg, tmp_path, scenario, [compare("BREAKING")], claim(verdict), meta=m, name=f"{scenario}-{k}-{verdict}"))
+
+
+def test_pass_k_all_runs_pass(cfg, tmp_path):
+    grades = [run_k(cfg, tmp_path, k) for k in range(3)]
+    assert gates.pass_k(grades, 3) == []
+
+
+def test_pass_k_one_failing_run_blocks(cfg, tmp_path):
+    grades = [run_k(cfg, tmp_path, 0), run_k(cfg, tmp_path, 1, verdict="COMPATIBLE"), run_k(cfg, tmp_path, 2)]
+    problems = gates.pass_k(grades, 3)
+    assert problems == ["pass^k: breaking [skill-agent] fails zero-tolerance dimension 6 in run(s) k=[1]"]
+
+
+def test_pass_k_incomplete_group_fails(cfg, tmp_path):
+    grades = [run_k(cfg, tmp_path, 0), run_k(cfg, tmp_path, 2)]
+    assert "has runs k=[0, 2]" in gates.pass_k(grades, 3)[0]
+
+
+def test_pass_k_groups_by_arm(cfg, tmp_path):
+    grades = [run_k(cfg, tmp_path, k) for k in range(3)] + [run_k(cfg, tmp_path, 0, arm="baseline", verdict="COMPATIBLE")]
+    problems = gates.pass_k(grades, 3)
+    assert any("[baseline]" in p and "dimension 6" in p for p in problems)
+    assert not any("[skill-agent]" in p for p in problems)
+
+
+def test_first_failing_run_never_becomes_a_baseline(cfg, tmp_path):
+    grades = [run_k(cfg, tmp_path, 0, verdict="COMPATIBLE")]
+    problems = gates.pass_k(grades, 1)
+    with pytest.raises(CheckFailed, match="zero-tolerance"):
+        baselines.update(cfg, grades, problems)
+
+
+def test_baseline_update_gate_and_regression(cfg, tmp_path):
+    good = [run_k(cfg, tmp_path, k) for k in range(3)]
+    [path] = baselines.update(cfg, good, gates.pass_k(good, 3), now="2026-11-30T00:00:00Z")
+    rec = json.loads(path.read_text())
+    assert rec["dimensions"]["1"] == {"rate": 1.0, "passed": 3, "total": 3} and "2" not in rec["dimensions"]
+    assert baselines.gate(cfg, good) == []
+    # Dimension 1 regresses: wrong skill activated in one run.
+    m = meta("breaking", k=0)
+    worse_run = grade(cfg, bundle(cfg, tmp_path, "breaking", [compare("BREAKING")], claim("BREAKING"), meta=m,
+                                  events=activated("abi-release-matrix"), name="worse"))
+    worse = [worse_run] + good[1:]
+    assert "dimension 1 pass rate 2/3 is below the baseline 1.00" in baselines.gate(cfg, worse)[0]
+    with pytest.raises(CheckFailed, match="would go down"):
+        baselines.update(cfg, worse, [])
+    with pytest.raises(ConfigError, match="--reason"):
+        baselines.update(cfg, worse, [], allow_regression=True)
+    baselines.update(cfg, worse, [], allow_regression=True, reason="model upgrade changes activation wording")
+    rec = json.loads(path.read_text())
+    assert rec["dimensions"]["1"]["passed"] == 2 and rec["history"] and rec["reason"].startswith("model upgrade")
+    path.unlink()
+
+
+def test_missing_baseline_fails_the_gate(cfg, tmp_path):
+    grades = [run_k(cfg, tmp_path, 0)]
+    assert "no baseline" in baselines.gate(cfg, grades)[0]
+
+
+def test_model_change_is_a_new_baseline_key(cfg, tmp_path):
+    a = run_k(cfg, tmp_path, 0)
+    b = run_k(cfg, tmp_path, 0, model="scripted:other")
+    assert baselines.triple_of(a) != baselines.triple_of(b)
+
+
+def test_trigger_gate(cfg, tmp_path):
+    def trig(pid, events, name):
+        return grade(cfg, bundle(cfg, tmp_path, "", None, final="x\n", events=events,
+                                 meta=meta(kind="trigger", prompt_id=pid), name=name))
+
+    expected = {"pos": "abi-compat-review", "neg": None}
+    ok = [trig("pos", activated(), "p"), trig("neg", [], "n")]
+    assert gates.trigger_gate(cfg, ok, expected) == []
+    bad = [trig("pos", [], "p2"), trig("neg", activated(), "n2")]
+    s = gates.trigger_stats(bad, expected)
+    assert (s.recall, s.negative_accuracy) == (0.0, 0.0)
+    assert len(gates.trigger_gate(cfg, bad, expected)) == 3

@@ -1,0 +1,144 @@
+"""L4: the committed golden corpus proves every grader rule can fail.
+
+Each golden bundle must fail exactly its manifest's expected set; disabling any single
+grader rule (monkeypatched to report nothing) must make the golden check notice.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from skill_eval import config, golden
+from skill_eval.graders import Catalog, claims, uncertainty, workflow
+
+REPO = Path(__file__).resolve().parents[1]
+GOLDEN = REPO / "agent-evals" / "skills" / "golden"
+pytestmark = pytest.mark.skipif(not (GOLDEN / "manifest.yaml").is_file(), reason="golden corpus not generated")
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    return config.load(REPO)
+
+
+@pytest.fixture(scope="module")
+def catalog(cfg):
+    return Catalog(cfg)
+
+
+def mismatches(cfg, catalog):
+    outcomes, problems = golden.check(cfg, catalog)
+    return [o.entry.id for o in outcomes if not o.ok] + problems
+
+
+def test_every_golden_bundle_fails_exactly_its_expected_set(cfg, catalog):
+    outcomes, problems = golden.check(cfg, catalog)
+    assert problems == []
+    bad = {o.entry.id: (list(o.entry.expected), o.actual) for o in outcomes if not o.ok}
+    assert bad == {}
+    assert sum(not o.entry.good for o in outcomes) >= 20 and sum(o.entry.good for o in outcomes) >= 10
+
+
+def test_corpus_covers_the_required_classes(cfg):
+    entries = {e.id: e for e in golden.load_manifest(cfg)}
+    kinds = {"not_comparable", "evidence_too_shallow", "matrix_target_unrun", "contract_coverage_incomplete"}
+    good_scenarios = set()
+    for e in entries.values():
+        if e.good:
+            good_scenarios.add(e.id)
+    assert {"good-not-comparable", "good-stripped-layout", "good-matrix-missing-target", "good-contract-coverage"} <= good_scenarios
+    assert len(kinds) == 4
+    primaries = {e.primary for e in entries.values() if not e.good}
+    assert {1, 2, 3, 4, 6, "activation", "oracle"} <= primaries
+
+
+ZERO_TOLERANCE_RULES = [(uncertainty, r) for r in uncertainty.DIM2_RULES] + [(claims, r) for r in claims.DIM6_RULES]
+BASELINE_RULES = [(workflow, r) for r in workflow.DIM1_RULES + workflow.DIM3_RULES]
+
+
+@pytest.mark.parametrize("module,rule", ZERO_TOLERANCE_RULES + BASELINE_RULES, ids=lambda x: getattr(x, "__name__", x))
+def test_disabling_any_rule_is_caught(cfg, catalog, monkeypatch, module, rule):
+    monkeypatch.setattr(module, rule, lambda run: [])
+    assert mismatches(cfg, catalog), f"golden corpus does not notice {rule} being disabled"
+
+
+def test_disabling_judged_replay_or_oracles_is_caught(cfg, catalog, monkeypatch):
+    from skill_eval.graders import judged
+    from skill_eval import oracles
+
+    monkeypatch.setattr(judged, "replay", lambda *a: ("pass", []))
+    assert "bad-judged-failure" in mismatches(cfg, catalog)
+    monkeypatch.undo()
+    monkeypatch.setattr(oracles, "grade", lambda b, s: ("not_applicable", [], {}))
+    assert "bad-oracle-missing-action" in mismatches(cfg, catalog)
+
+
+def test_reading_the_requested_path_instead_of_the_snapshot_is_caught(cfg, catalog, monkeypatch):
+    """A grader that read the final file at the requested path would grade call 1 on call 2's report."""
+    from skill_eval.graders import artifacts
+
+    real = artifacts._report_bytes
+
+    def latest_write(bundle, call, subject):
+        datas, problems = real(bundle, call, subject)
+        later = [c for c in bundle.calls if c.call > call.call and any(o.requested == p.requested for o in c.outputs for p in call.outputs)]
+        return (real(bundle, later[-1], subject)[0] if later else datas), problems
+
+    monkeypatch.setattr(artifacts, "_report_bytes", latest_write)
+    bad = mismatches(cfg, catalog)
+    assert "bad-overwritten-report" in bad and "good-overwritten-path-cites-call-1" in bad
+
+
+def test_unlisted_and_missing_bundles_are_reported(cfg, tmp_path):
+    root = tmp_path / "repo"
+    shutil.copytree(REPO, root, ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "evidence", "*.pyc"))
+    g = root / "agent-evals" / "skills" / "golden"
+    shutil.copytree(g / "good-removed-export", g / "stray-bundle")
+    shutil.rmtree(g / "bad-no-envelope")
+    outcomes, problems = golden.check(config.load(root))
+    assert any("stray-bundle is a bundle not listed" in p for p in problems)
+    assert any("bad-no-envelope" in p for p in problems)
+
+
+def test_manifest_rejects_a_good_bundle_with_failures(cfg, tmp_path, monkeypatch):
+    text = (GOLDEN / "manifest.yaml").read_text().replace("good: true\n  expected_failures: []", "good: true\n  expected_failures: [6]", 1)
+    fake = tmp_path / "golden"
+    fake.mkdir()
+    (fake / "manifest.yaml").write_text(text)
+    monkeypatch.setattr(golden, "golden_dir", lambda c: fake)
+    with pytest.raises(Exception, match="good bundle must expect no failures"):
+        golden.load_manifest(cfg)
+
+
+GRADING_MODULES = ["bundle", "claim", "oracles", "gates", "evidence", "golden", "baselines",
+                   *(f"graders/{p.stem}" for p in (REPO / "src/skill_eval/graders").glob("*.py"))]
+
+
+@pytest.mark.parametrize("mod", GRADING_MODULES)
+def test_graders_never_import_the_subject(mod, cfg):
+    path = REPO / "src" / "skill_eval" / f"{mod}.py"
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in ("import_module", "__import__"):
+            names |= {a.value.split(".")[0] for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+    assert cfg.subject.name not in names and (cfg.subject.package or "") not in names
+    assert "subprocess" not in names or mod == "evidence"
+
+
+def test_grading_the_corpus_loads_no_subject_module():
+    code = ("import sys; from skill_eval import config, golden; cfg = config.load(); golden.check(cfg); "
+            "bad = [m for m in sys.modules if m.split('.')[0] == 'abicheck']; print(bad); sys.exit(1 if bad else 0)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
