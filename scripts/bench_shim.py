@@ -9,7 +9,8 @@ streaming rate bound how much it can distort a run (timeouts, wall clock in usag
 Per-call overhead: a trivial fake real tool (`#!/bin/sh` + `exit 0`) is run --calls times
 directly and through each wrapper style; median and p95 wall time are reported.
 Tee throughput: a fake tool `cat`s an --mb file of random bytes; the shim tees it to a pipe
-the benchmark drains (and persists + digests it); MB/s is reported, with the direct rate.
+the benchmark drains (and persists + digests it); MB/s is reported, with the direct rate, and
+again with an `-o` output redirected so the stream also passes the path substitution.
 """
 
 from __future__ import annotations
@@ -109,6 +110,10 @@ def run(calls: int, mb: int) -> dict:
         secs, n = _drain(["subject"], env, sandbox)
         assert n == mb << 20, f"shim teed {n} bytes, expected {mb << 20}"
         result["tee_shim"] = {"mb": mb, "seconds": round(secs, 3), "mb_per_s": round(n / 2**20 / secs, 1)}
+        # the same, with an output redirected: the streams now go through path substitution
+        secs, n = _drain(["subject", "-o", "json=report.json"], env, sandbox)
+        assert n == mb << 20
+        result["tee_shim_subst"] = {"mb": mb, "seconds": round(secs, 3), "mb_per_s": round(n / 2**20 / secs, 1)}
         return result
 
 
@@ -128,7 +133,7 @@ def main() -> int:
         s = res[key]
         print(f"{key:<14}{s['median_ms']:>12.2f}{s['p95_ms']:>10.2f}{s.get('overhead_median_ms', 0.0):>14.2f}")
     print(f"\ntee of {args.mb} MiB random stdout")
-    for key in ("tee_direct", "tee_shim"):
+    for key in ("tee_direct", "tee_shim", "tee_shim_subst"):
         s = res[key]
         print(f"{key:<14}{s['seconds']:>10.3f} s{s['mb_per_s']:>10.1f} MiB/s")
     return 0

@@ -3,10 +3,11 @@
 
 Every golden bundle is a scripted "agent run" over a committed fixture: the listed
 subject calls are executed for real (the abicheck console script next to this
-interpreter, or --subject PATH) in a throwaway copy of the fixture, recorded the way
-the shim records them (each `-o FORMAT=DEST` redirected to a private per-call path,
-snapshotted, copied back to DEST, private paths substituted back in the streams), and
-written in the ARCHITECTURE.md bundle format with a scripted final answer. The corpus
+interpreter, or --subject PATH) in a throwaway copy of the fixture, THROUGH the
+project's recording shim (skill_eval.shim: each `-o FORMAT=DEST` redirected to a
+private per-call path, snapshotted, copied back, private paths substituted back in the
+streams), and written in the ARCHITECTURE.md bundle format with a scripted final
+answer. (--no-shim imitates the shim in-process, for debugging the shim itself.) The corpus
 manifest (golden/manifest.yaml) names each bundle's primary dimension and its FULL
 expected failure set; `skill-eval golden` checks them exactly.
 
@@ -305,7 +306,20 @@ def meta_for(spec: dict, scenario: content.Scenario | None) -> dict:
     return m
 
 
-def build(cfg: config.Config, spec: dict, scenarios: dict, prompts: dict, real: str, rubric_version: str, out: Path) -> None:
+def run_with_shim(cfg: config.Config, real: str, sandbox: Path, calls: list[dict], tmp: Path, env: dict):
+    """Record the calls through the project's real recording shim (skill_eval.shim)."""
+    from skill_eval import shim
+
+    record = tmp / "record"
+    shim_env = shim.install_shim(tmp / "bin", cfg.subject, Path(real), record, sandbox)
+    run_env = {**{k: v for k, v in env.items() if not k.startswith("SKILL_EVAL_")}, **shim_env}
+    for c_ in calls:
+        subprocess.run(c_["argv"], cwd=sandbox / c_["cwd"], env=run_env, capture_output=True, check=False)
+    return (shim.collect_calls(record) if calls else []), record / "captured"
+
+
+def build(cfg: config.Config, spec: dict, scenarios: dict, prompts: dict, real: str, rubric_version: str, out: Path,
+          use_shim: bool = True) -> None:
     dest = out / spec["id"]
     if dest.exists():
         shutil.rmtree(dest)
@@ -322,13 +336,18 @@ def build(cfg: config.Config, spec: dict, scenarios: dict, prompts: dict, real: 
             (sandbox / rel).write_text(text)
         env = dict(os.environ, XDG_CACHE_HOME=str(Path(tmp) / "cache"), HOME=str(Path(tmp) / "home"), COLUMNS="100", TERM="dumb")
         env.pop("ABICHECK_ALLOW_UNSUPPORTED_CASTXML", None)
-        calls = [run_call(real, sandbox, c_, n, Path(tmp) / "private", env) for n, c_ in enumerate(spec["calls"], start=1)]
+        if use_shim:
+            shim_records = run_with_shim(cfg, real, sandbox, spec["calls"], Path(tmp), env)
+            calls = None
+        else:
+            shim_records = None
+            calls = [run_call(real, sandbox, c_, n, Path(tmp) / "private", env) for n, c_ in enumerate(spec["calls"], start=1)]
         facts, blobs = facts_for(sc, sandbox, spec["facts"]) if spec.get("facts") else (None, None)
-    final = spec.get("final") or envelope(spec["claim"], "Scripted golden answer.")
-    events = events_for(spec.get("events", [sc.skill]), spec["calls"], "behavioral")
-    judged = judgments(rubric_version, spec["judged"]) if spec.get("judged") else None
-    write_bundle(dest, meta=meta_for(spec, sc), calls=calls, events=events, final=final, subject=cfg.subject,
-                 prompt=sc.prompt + "\n", judgments=judged, facts=facts, blobs=blobs)
+        final = spec.get("final") or envelope(spec["claim"], "Scripted golden answer.")
+        events = events_for(spec.get("events", [sc.skill]), spec["calls"], "behavioral")
+        judged = judgments(rubric_version, spec["judged"]) if spec.get("judged") else None
+        write_bundle(dest, meta=meta_for(spec, sc), calls=calls, events=events, final=final, subject=cfg.subject,
+                     prompt=sc.prompt + "\n", judgments=judged, facts=facts, blobs=blobs, shim_records=shim_records)
 
 
 def manifest(specs: list[dict]) -> dict:
@@ -348,6 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", type=Path, default=ROOT)
     ap.add_argument("--subject", help="path of the real subject executable (default: abicheck next to this Python)")
     ap.add_argument("--only", nargs="*", help="regenerate only these bundle ids")
+    ap.add_argument("--no-shim", action="store_true",
+                    help="imitate the shim in-process instead of recording through skill_eval.shim")
     args = ap.parse_args(argv)
     cfg = config.load(args.root)
     from skill_eval.golden import golden_scenarios
@@ -365,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     for spec in SPECS:
         if args.only and spec["id"] not in args.only:
             continue
-        build(cfg, spec, scenarios, prompts, real, rubric.version, out)
+        build(cfg, spec, scenarios, prompts, real, rubric.version, out, use_shim=not args.no_shim)
         print(f"wrote golden/{spec['id']}")
     text = "# GENERATED by scripts/make_golden.py — the FULL expected failure set of every golden bundle.\n"
     text += "# `skill-eval golden` re-grades each bundle and demands exactly this set.\n"

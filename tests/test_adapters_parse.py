@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval import schemas
 from skill_eval.adapters import adapter_names, base, binary_info, get_adapter
 from skill_eval.errors import ConfigError
 
@@ -96,13 +97,17 @@ def _parse(stream: str, **kw):
 
 
 def assert_vocabulary(run) -> None:
+    """Exact key sets, schemas/event.schema.json per line, schemas/usage.schema.json once the
+    runner has filled wall_clock_s."""
     for event in run.events:
+        assert schemas.errors(event, "event") == [], event
         assert event["type"] in VOCABULARY, event
         assert set(event) == VOCABULARY[event["type"]], event
         json.dumps(event)  # serializable as one events.jsonl line
         if event["type"] == "skill_activated":
             assert event["tier"] in ("1", "2", "manual")
     assert set(run.usage) == USAGE_KEYS
+    assert run.usage["wall_clock_s"] is None and schemas.errors(dict(run.usage, wall_clock_s=1.5), "usage") == []
     assert [e["reason"] for e in run.events if e["type"] == "run_error"] == run.errors
 
 
@@ -246,6 +251,14 @@ def test_truncated_and_malformed_streams_fail_explicitly(name):
     assert_vocabulary(garbage)
 
 
+def test_line_separators_inside_json_strings_do_not_split_lines():
+    text = "out\u2028put\x85 \u2029end"
+    raw = _lines({"type": "item.completed", "item": {"id": "i", "type": "agent_message", "text": text}}, {"type": "turn.completed", "usage": {}}).replace(b"\\u2028", "\u2028".encode()).replace(b"\\u0085", "\x85".encode()).replace(b"\\u2029", "\u2029".encode())
+    assert "\u2028".encode() in raw
+    run = get_adapter("codex").parse(raw.replace(b"\n", b"\r\n"))
+    assert run.ok and run.final_text == text
+
+
 def test_codex_failures():
     codex = get_adapter("codex")
     failed = codex.parse(_lines({"type": "turn.started"}, {"type": "error", "message": "stream disconnected before completion"}, {"type": "turn.failed", "error": {"message": "boom"}}))
@@ -309,6 +322,31 @@ def test_skill_file_reads_from_read_tools_and_shell():
     assert not [e for e in run.events if e["type"] == "skill_activated"]  # a read is not a tier-1 activation
 
 
+def test_skill_md_read_by_a_tier1_agent_is_tier2_evidence():
+    roots = ["/w/.claude/skills"]
+    use = {
+        "type": "assistant",
+        "message": {
+            "id": "m1",
+            "content": [
+                {"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "ls -l .claude/skills/demo/SKILL.md"}},
+                {"type": "tool_use", "id": "b2", "name": "Bash", "input": {"command": "sed -n 1,80p .claude/skills/demo/SKILL.md"}},
+                {"type": "tool_use", "id": "r1", "name": "Read", "input": {"file_path": "/w/.claude/skills/other/SKILL.md"}},
+            ],
+        },
+    }
+    res = {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": i, "content": "x"} for i in ("b1", "b2", "r1")]}}
+    run = get_adapter("claude-code").parse(_lines(use, res, _claude_result()), roots, cwd="/w")
+    assert [(e["type"], e["skill"]) for e in run.events if e["type"].startswith("skill_")] == [
+        ("skill_file_read", "demo"),  # ls: touched, not read
+        ("skill_file_read", "demo"),
+        ("skill_activated", "demo"),
+        ("skill_file_read", "other"),
+        ("skill_activated", "other"),
+    ]
+    assert {e["tier"] for e in run.events if e["type"] == "skill_activated"} == {"2"}
+
+
 def test_skill_paths_and_command_words():
     paths = base.SkillPaths(["/w/.agents/skills"], None)
     assert paths.classify(".agents/skills/demo/SKILL.md") == ("demo", "SKILL.md")
@@ -332,6 +370,10 @@ def test_registry():
     assert tiers == {"claude-code": "1", "codex": "2", "gemini-cli": "1", "openai-compatible": "1", "scripted": "1"}
     with pytest.raises(ConfigError):
         get_adapter("nope")
+    assert get_adapter("codex", sandbox="workspace-write").build_command("p", model=None, max_turns=1)[-3:-1] == ["--sandbox", "workspace-write"]
+    for name, options in [("codex", {"sandbox": "off"}), ("openai-compatible", {"api": "grpc"}), ("claude-code", {"x": "1"})]:
+        with pytest.raises(ConfigError):
+            get_adapter(name, **options)
 
 
 def test_launch_specs(tmp_path):
@@ -355,6 +397,7 @@ def test_launch_specs(tmp_path):
     parsed = tomllib.loads(config)
     assert parsed["model_provider"] == "skill_eval" and parsed["model_providers"]["skill_eval"]["base_url"] == url + "/v1"
     assert parsed["model_providers"]["skill_eval"]["wire_api"] == "responses"
+    assert parsed["allow_login_shell"] is False  # a login shell resets PATH and loses the shim
     assert codex.env(home=home, workdir=ws, base_url=url)["CODEX_HOME"] == str(home / ".codex")
     assert codex.skill_dirs(home, ws)[0] == ws / ".agents" / "skills"
 
@@ -382,13 +425,14 @@ def test_launch_spec_bundles_everything(tmp_path):
 
 
 def test_binary_info(tmp_path):
+    (tmp_path / "package.json").write_text('{"name": "fake-agent", "version": "1.2.3"}')
     real = tmp_path / "agent-1.2.3"
     real.write_text("#!/bin/sh\necho '1.2.3 (Fake Agent)'\n")
     real.chmod(real.stat().st_mode | stat.S_IXUSR)
     link = tmp_path / "agent"
     os.symlink(real, link)
     info = binary_info(link)
-    assert info.version == "1.2.3 (Fake Agent)" and info.resolved == str(real)
+    assert info.version == "1.2.3 (Fake Agent)" and info.resolved == str(real) and info.package == "fake-agent@1.2.3"
     import hashlib
 
     assert info.sha256 == hashlib.sha256(real.read_bytes()).hexdigest()

@@ -125,3 +125,14 @@ def test_unknown_scenario_fails_every_check(cfg, tmp_path):
 
     path = bundle(cfg, tmp_path, "breaking", [compare("BREAKING")], claim("BREAKING"), meta=meta("nope"))
     assert grade(cfg, path).failures() == [1, 2, 3, 4, 5, 6, "bundle"]
+
+
+def test_incomplete_run_fails_the_bundle_check(cfg, tmp_path):
+    from test_graders_helpers import meta
+
+    m = meta("breaking")
+    m.update(status="incomplete", status_reason="max turns reached")
+    path = bundle(cfg, tmp_path, "breaking", [compare("BREAKING")], claim("BREAKING"), meta=m)
+    g = grade(cfg, path)
+    assert g.failures() == ["bundle"] and not g.passed()
+    assert "max turns reached" in g.checks["bundle"].reasons[0]

@@ -27,10 +27,10 @@ def partials(parent: Path) -> list[str]:
 def test_bundle_is_invisible_until_sealed_then_complete(tmp_path: Path):
     dest = tmp_path / "evidence" / "skill" / "arm" / "run" / "scen" / "0"
     with BundleWriter(dest) as w:
-        w.write_json("meta.json", {"kind": "behavioral", "b": 1, "a": [1, 2]})
-        w.write_text("final.md", "answer\n")
-        w.write_jsonl("calls.jsonl", [{"call": 1}, {"call": 2}])
-        w.write_bytes("captured/1.out", b"\x00\xffbinary")
+        w.add_json("meta.json", {"kind": "behavioral", "b": 1, "a": [1, 2]})
+        w.add_text("final.md", "answer\n")
+        w.add_jsonl("calls.jsonl", [{"call": 1}, {"call": 2}])
+        w.add_bytes("captured/1.out", b"\x00\xffbinary")
         assert not dest.exists(), "nothing may appear at the final path before sealing"
         assert len(partials(dest.parent)) == 1
         assert w.seal() == dest
@@ -45,7 +45,7 @@ def test_bundle_is_invisible_until_sealed_then_complete(tmp_path: Path):
 def test_an_exception_leaves_nothing_behind(tmp_path: Path):
     dest = tmp_path / "b" / "0"
     with pytest.raises(RuntimeError), BundleWriter(dest) as w:
-        w.write_text("final.md", "half")
+        w.add_text("final.md", "half")
         raise RuntimeError("agent crashed")
     assert not dest.exists() and partials(dest.parent) == []
 
@@ -57,14 +57,14 @@ def test_partial_from_an_interrupted_process_is_discarded_on_next_start(tmp_path
         sys.path.insert(0, {str(ROOT / "src")!r})
         from skill_eval.runner.bundle_writer import BundleWriter
         w = BundleWriter(__import__("pathlib").Path({str(dest)!r}))
-        w.write_text("meta.json", "{{}}")
+        w.add_text("meta.json", "{{}}")
         os._exit(9)  # killed mid-run: no seal, no cleanup
     """)
     assert subprocess.run([sys.executable, "-c", script]).returncode == 9
     assert len(partials(dest.parent)) == 1 and not dest.exists()
     with BundleWriter(dest) as w:  # the next start
         assert partials(dest.parent) == [w.tmp.name], "the dead writer's temp dir was discarded"
-        w.write_text("meta.json", "{}")
+        w.add_text("meta.json", "{}")
         w.seal()
     assert partials(dest.parent) == []
 
@@ -93,12 +93,12 @@ def test_credentials_are_redacted_on_write(tmp_path: Path):
     dest = tmp_path / "b" / "0"
     value = SECRET["ANTHROPIC_API_KEY"]
     with BundleWriter(dest, SECRET) as w:
-        w.write_text("raw/stream.jsonl", json.dumps({"env": f"key={value}"}) + "\n")
-        w.write_json("meta.json", {"extra": {value: [value]}})
+        w.add_text("raw/stream.jsonl", json.dumps({"env": f"key={value}"}) + "\n")
+        w.add_json("meta.json", {"extra": {value: [value]}})
         src = tmp_path / "captured"
         (src / "1.out.d").mkdir(parents=True)
         (src / "1.out.d" / "r.json").write_text(f"Bearer {value}")
-        w.copy_tree("captured", src)
+        w.add_tree("captured", src)
         w.seal()
     for f in dest.rglob("*"):
         if f.is_file():
@@ -109,7 +109,7 @@ def test_credentials_are_redacted_on_write(tmp_path: Path):
 def test_seal_refuses_a_bundle_that_still_holds_a_secret(tmp_path: Path):
     dest = tmp_path / "b" / "0"
     w = BundleWriter(dest, SECRET)
-    w.write_text("final.md", "clean")
+    w.add_text("final.md", "clean")
     (w.tmp / "sneaked.txt").write_text("x" + SECRET["ANTHROPIC_API_KEY"])  # bypasses the writer's redaction
     with pytest.raises(SecretLeak) as err:
         w.seal()
@@ -129,7 +129,7 @@ def test_paths_must_stay_inside_the_bundle(tmp_path: Path):
     with BundleWriter(tmp_path / "b" / "0") as w:
         for bad in ("../escape", "/abs", "a/../../x", ""):
             with pytest.raises(BundleWriteError):
-                w.write_text(bad, "x")
+                w.add_text(bad, "x")
 
 
 def test_every_file_and_directory_is_fsynced_before_the_rename(tmp_path: Path, monkeypatch):
@@ -148,8 +148,8 @@ def test_every_file_and_directory_is_fsynced_before_the_rename(tmp_path: Path, m
     monkeypatch.setattr(bundle_writer.os, "fsync", fsync)
     monkeypatch.setattr(bundle_writer.os, "rename", rename)
     with BundleWriter(dest) as w:
-        w.write_text("meta.json", "{}")
-        w.write_text("captured/1.out", "x")
+        w.add_text("meta.json", "{}")
+        w.add_text("captured/1.out", "x")
         tmp = str(w.tmp)
         w.seal()
     before = synced[: synced.index("RENAME")]

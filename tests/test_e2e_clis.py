@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval.adapters import binary_info, get_adapter
+from skill_eval.adapters import get_adapter
 from skill_eval.modelserver import KIND_FOR_ADAPTER, start_server
 
 pytestmark = pytest.mark.e2e
@@ -61,7 +61,17 @@ def _binary(adapter_name: str) -> Path:
     return path
 
 
-def run_cli(adapter_name: str, base: Path, *, max_turns: int = 8, drop_args: tuple[str, ...] = (), extra_args: tuple[str, ...] = ()):
+def run_cli(
+    adapter_name: str,
+    base: Path,
+    *,
+    max_turns: int = 8,
+    drop_args: tuple[str, ...] = (),
+    extra_args: tuple[str, ...] = (),
+    script_text: str = SCRIPT,
+    path_prefix: Path | None = None,
+    extra_env: dict[str, str] | None = None,
+):
     """One real run; returns (adapter, parsed run, server requests, workspace, proc).
 
     `drop_args` / `extra_args` (inserted before the prompt) change the adapter's argv to
@@ -76,14 +86,16 @@ def run_cli(adapter_name: str, base: Path, *, max_turns: int = 8, drop_args: tup
     skill_dir.mkdir(parents=True)
     (skill_dir / "SKILL.md").write_text(SKILL_MD)
     script = base / "script.yaml"
-    script.write_text(SCRIPT)
+    script.write_text(script_text)
     with start_server(KIND_FOR_ADAPTER[adapter_name], script) as server:
         for rel, data in adapter.home_files(home=home, workdir=ws, base_url=server.url, model=None, max_turns=max_turns).items():
             (home / rel).parent.mkdir(parents=True, exist_ok=True)
             (home / rel).write_bytes(data)
         argv = adapter.build_command("Write a greeting file.", model=None, max_turns=max_turns, binary=str(binary), base_url=server.url, workdir=ws, home=home)
         argv = [a for a in argv[:-1] if a not in drop_args] + list(extra_args) + argv[-1:]
-        env = {"PATH": f"{Path(os.sys.executable).parent}:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+        path = f"{Path(os.sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"
+        env = {"PATH": f"{path_prefix}:{path}" if path_prefix else path, "LANG": "C.UTF-8"}
+        env.update(extra_env or {})
         env.update(adapter.env(home=home, workdir=ws, base_url=server.url))
         proc = subprocess.run(argv, cwd=ws, env=env, input=adapter.stdin(), capture_output=True, timeout=180, check=False)
         requests = server.requests
@@ -118,10 +130,30 @@ def test_real_cli_against_scripted_server(adapter_name, tmp_path_factory):
     scripted = [r for r in requests if r.turn is not None]
     assert [r.turn for r in scripted] == [0, 1, 2], [(r.method, r.path, r.turn, r.note) for r in requests]
     assert all(r.note != "exhausted" for r in requests)
-    info = binary_info(_binary(adapter_name), env={"HOME": str(base / "home"), "PATH": "/usr/local/bin:/usr/bin:/bin"})
+    info = adapter.binary_info(_binary(adapter_name), env={"HOME": str(base / "home"), "PATH": "/usr/local/bin:/usr/bin:/bin"})
     assert info.version and PINNED[adapter_name][1] in info.version
-    assert len(info.sha256) == 64
+    assert len(info.sha256) == 64 and info.package and info.package.endswith("@" + PINNED[adapter_name][1])
+    if adapter_name == "codex":
+        assert len(info.extra) == 1 and next(iter(info.extra)).endswith("/bin/codex")
     json.dumps(run.events)
+
+
+@pytest.mark.parametrize("adapter_name", ["claude-code", "codex", "gemini-cli"])
+def test_sandbox_path_reaches_the_shell_tool(adapter_name, tmp_path_factory):
+    """The recording shim works only if the agent's shell keeps the sandbox PATH. Codex runs
+    `bash -lc` by default, and the login shell's /etc/profile resets PATH (measured: the
+    subject became "command not found"); the adapter sets allow_login_shell = false."""
+    base = _e2e_base(tmp_path_factory, f"{adapter_name}-path")
+    shim_dir = base / "shim-bin"
+    shim_dir.mkdir()
+    probe = shim_dir / "skill-eval-probe"
+    probe.write_text('#!/bin/sh\necho "SHIM-REACHED $SKILL_EVAL_RECORD_DIR $SKILL_EVAL_SHIM_CONFIG $SKILL_EVAL_REAL"\n')
+    probe.chmod(0o755)
+    script = "schema_version: 1\nturns:\n  - tools: [{shell: skill-eval-probe > probe.txt}]\n  - final: probed\n"
+    # the shim's own variables must reach it too (Codex filters names containing KEY/SECRET/TOKEN)
+    shim_env = {"SKILL_EVAL_RECORD_DIR": "/rec", "SKILL_EVAL_SHIM_CONFIG": "/cfg.json", "SKILL_EVAL_REAL": "/real"}
+    _, run, _, ws, proc = run_cli(adapter_name, base, script_text=script, path_prefix=shim_dir, extra_env=shim_env)
+    assert (ws / "probe.txt").read_text() == "SHIM-REACHED /rec /cfg.json /real\n", (run.events, proc.stderr[-500:])
 
 
 # -- the silent failures of REPORT.md, reproduced with the real CLIs ------------------------

@@ -131,3 +131,22 @@ def test_cli_evidence_and_write_pending(cfg, monkeypatch, capsys):
     assert cli.main(["evidence", *root]) == 0
     out = capsys.readouterr().out
     assert "!! 1 expected item(s) have NO evidence yet" in out and "PENDING behavioral breaking" in out
+
+
+def test_cli_baseline_update_then_evidence_passes(cfg, monkeypatch, capsys):
+    monkeypatch.setattr(evidence, "_default_selection", lambda: (select_fn(["breaking"], ["breaking"]), expected_fn(None)))
+    monkeypatch.setattr(evidence, "_default_freshness", lambda c: (lambda m: []))
+    for k in range(3):
+        record(cfg, k=k)
+    root = ["--root", str(cfg.root)]
+    assert cli.main(["evidence", *root]) == 1  # no baseline yet
+    assert cli.main(["baseline", "update", *root]) == 0
+    assert cli.main(["baseline", "show", "--json", *root]) == 0
+    assert cli.main(["evidence", *root]) == 0
+    capsys.readouterr()
+
+
+def test_cli_baseline_update_refuses_failing_zero_tolerance(cfg, capsys):
+    record(cfg, k=0, verdict="COMPATIBLE")
+    assert cli.main(["baseline", "update", "--root", str(cfg.root)]) == 1
+    assert "zero-tolerance" in capsys.readouterr().err

@@ -69,8 +69,8 @@ def test_disabling_any_rule_is_caught(cfg, catalog, monkeypatch, module, rule):
 
 
 def test_disabling_judged_replay_or_oracles_is_caught(cfg, catalog, monkeypatch):
-    from skill_eval.graders import judged
     from skill_eval import oracles
+    from skill_eval.graders import judged
 
     monkeypatch.setattr(judged, "replay", lambda *a: ("pass", []))
     assert "bad-judged-failure" in mismatches(cfg, catalog)
@@ -92,7 +92,9 @@ def test_reading_the_requested_path_instead_of_the_snapshot_is_caught(cfg, catal
 
     monkeypatch.setattr(artifacts, "_report_bytes", latest_write)
     bad = mismatches(cfg, catalog)
-    assert "bad-overwritten-report" in bad and "good-overwritten-path-cites-call-1" in bad
+    # The good bundle (claim rests on call 1, whose path call 2 overwrote) would then fail; the bad
+    # one still fails either way because call 1's exit code contradicts the later report.
+    assert "good-overwritten-path-cites-call-1" in bad
 
 
 def test_unlisted_and_missing_bundles_are_reported(cfg, tmp_path):
@@ -142,3 +144,10 @@ def test_grading_the_corpus_loads_no_subject_module():
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
                           env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_corpus_holds_when_the_profile_names_a_coverage_path(cfg):
+    """Once subject.report gains coverage_path, coverage is read from the artifacts, not the scenario."""
+    cat = Catalog(cfg)
+    cat.coverage_path = "contract_coverage_failures"
+    assert mismatches(cfg, cat) == []

@@ -184,14 +184,14 @@ def test_statelessness_retries_and_parallel_conversations(skill_script):
             body = first if i % 2 == 0 else second
             results[i] = anthropic_blocks(sse(post(server, "/v1/messages", body)[2]))[0]
 
-        threads = [threading.Thread(target=worker, args=(i,)) for i in range(16)]
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(64)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         for i, blocks in results.items():
             assert blocks[-1]["name"] == ("Skill" if i % 2 == 0 else "Bash")
-        assert len(server.requests) == 19
+        assert len(results) == 64 and len(server.requests) == 67
 
 
 # -- OpenAI Responses (Codex) ----------------------------------------------------------------
@@ -391,3 +391,13 @@ def test_model_server_command(tmp_path):
     assert proc.returncode == 0
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert len(records) == 1 and records[0]["turn"] == 0 and "secret-value" not in log.read_text()
+
+
+def test_committed_model_scripts_are_valid():
+    scripts = sorted((ROOT / "agent-evals" / "skills" / "model-scripts").glob("*.y*ml")) + sorted(
+        (ROOT / "agent-evals" / "skills" / "model-scripts").glob("*.json")
+    )
+    assert scripts
+    for path in scripts:
+        script = load_script(path)
+        assert script.model_id.startswith("scripted:") and "final" in script.turns[-1]

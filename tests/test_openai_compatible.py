@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval import schemas
 from skill_eval.adapters import get_adapter
 from skill_eval.adapters.agent_loop import DEFAULT_KEY_VAR
 from skill_eval.adapters.base import SCRIPTED_DUMMY_KEY
@@ -65,8 +66,12 @@ def launch(adapter, ws, home, base_url=None, **kw):
 
 def check_run(run, ws):
     assert run.ok, run.errors
+    assert all(schemas.errors(e, "event") == [] for e in run.events)
+    assert schemas.errors(dict(run.usage, wall_clock_s=0.1), "usage") == []
     kinds = [e["type"] for e in run.events]
-    assert run.events[kinds.index("skill_activated")] == {"type": "skill_activated", "skill": "demo-skill", "tier": "1"}
+    first = kinds.index("skill_activated")
+    assert run.events[first] == {"type": "skill_activated", "skill": "demo-skill", "tier": "1"}
+    assert kinds[first - 2 : first] == ["tool_call", "tool_result"]  # reported after the result, like the CLIs
     assert [e["tool"] for e in run.events if e["type"] == "tool_call"] == ["activate_skill", "shell", "read_file"]
     assert {"type": "skill_file_read", "skill": "demo-skill", "path": "SKILL.md"} in run.events
     # activate_skill served the body; reading SKILL.md again is a second (tier-1) activation
@@ -83,8 +88,7 @@ def check_run(run, ws):
 @pytest.mark.parametrize("api", ["chat", "responses"])
 def test_loop_against_scripted_server(sandbox, api):
     ws, home, script = sandbox
-    adapter = get_adapter("openai-compatible")
-    adapter.api = api
+    adapter = get_adapter("openai-compatible", api=api)
     with start_server("openai-responses", script) as server:
         raw, run, argv = launch(adapter, ws, home, base_url=server.url)
         requests = server.requests

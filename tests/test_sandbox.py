@@ -222,9 +222,7 @@ def test_runner_modules_open_files_only_in_named_helpers(module: Path):
             if isinstance(child, ast.Call):
                 f = child.func
                 called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-                # the BundleWriter's own write_bytes/write_text methods route to _write_bytes
-                is_own_method = isinstance(f, ast.Attribute) and getattr(f.value, "id", None) == "self"
-                if called in banned and name not in helpers and not is_own_method:
+                if called in banned and name not in helpers:
                     offenders.append((name, called, child.lineno))
             visit(child, name)
 
@@ -268,8 +266,8 @@ def test_real_fixture_real_abicheck_bundle_is_readable_by_the_graders(tmp_path: 
         assert meta["changed"] == ["report.json"]
         dest = tmp_path / "evidence" / "abi-compat-review" / "skill-agent" / "run" / "review-removed-export" / "0"
         with BundleWriter(dest, box.secrets()) as w:
-            w.write_jsonl("calls.jsonl", box.calls())
-            w.copy_tree("captured", box.record / "captured")
+            w.add_jsonl("calls.jsonl", box.calls())
+            w.add_tree("captured", box.record / "captured")
             w.seal()
     finally:
         box.cleanup()
@@ -281,3 +279,22 @@ def test_real_fixture_real_abicheck_bundle_is_readable_by_the_graders(tmp_path: 
     a2 = artifacts.read_artifact(loaded, c2, cfg.subject)
     assert (a1.verdict, a2.verdict) == ("BREAKING", "NO_CHANGE"), (a1.problems, a2.problems)
     assert a1.executed and a1.problems == [] and a2.problems == []
+
+
+def test_an_agent_made_symlink_fails_closed(tmp_path: Path, repo: Path):
+    box = make(tmp_path, repo)
+    (box.work / "link").symlink_to("/etc/passwd")
+    with pytest.raises(SandboxError, match="symlink"):
+        box.finish()
+
+
+def test_for_scenario_uses_the_case_fixture_setup_and_subject(tmp_path: Path, repo: Path):
+    from skill_eval.runner.sandbox import watch_paths
+
+    cfg = SimpleNamespace(evals_root=".", subject=profile())
+    scen = SimpleNamespace(fixture="case", setup=(("sh", "-c", "touch s.txt"),),
+                           oracle={"a": {"action": 0, "predicate": "file-contains", "path": "r.md", "text": "x"},
+                                   "b": {"action": 0, "predicate": "command-exit-zero"}})
+    box = Sandbox.for_scenario(tmp_path / "runs", cfg, InputRecorder(repo), scen, tmp_path / "real-tool")
+    assert (box.work / "s.txt").exists() and (box.work / "new.txt").exists() and box.bin.joinpath("tool").exists()
+    assert watch_paths(scen) == ["r.md"]

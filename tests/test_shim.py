@@ -306,6 +306,14 @@ def test_records_hold_no_machine_local_paths(rig: Rig):
     assert (rig.record / "captured" / "1.out").read_bytes().count(os.fsencode(os.path.realpath(rig.record))) == 0
 
 
+def test_cwd_outside_the_sandbox_is_marked_not_leaked(rig: Rig, tmp_path: Path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert rig.run("compare", cwd=elsewhere).returncode == 0
+    (call,) = rig.calls()
+    assert call["cwd"] == "<outside-sandbox>"
+
+
 def test_collect_calls_fails_closed_on_a_corrupt_record(rig: Rig):
     rig.run("compare")
     (rig.record / "calls" / "2.json").write_text("{not json")
@@ -528,6 +536,32 @@ def test_parse_outputs_forms():
     ]
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    # small alphabets make overlapping keys, prefixes of keys and keys inside keys common
+    keys=st.lists(st.binary(min_size=1, max_size=6).map(lambda b: bytes(b"ab/"[x % 3] for x in b)),
+                  min_size=1, max_size=4, unique=True),
+    data=st.binary(max_size=60).map(lambda b: bytes(b"ab/c"[x % 4] for x in b)),
+    cuts=st.lists(st.integers(min_value=0, max_value=60), max_size=8),
+)
+def test_substitution_with_overlapping_keys_is_chunking_independent(keys, data, cuts):
+    mapping = {k: b"<" + k + b">" for k in keys}
+    whole = Substituter(mapping)
+    expected = whole.feed(data) + whole.flush()
+    s = Substituter(mapping)
+    bounds = sorted({0, len(data), *[c for c in cuts if c <= len(data)]})
+    assert b"".join(s.feed(data[a:b]) for a, b in zip(bounds, bounds[1:])) + s.flush() == expected
+    assert s.count == whole.count
+
+
+def test_substituter_holds_back_only_a_possible_key_prefix():
+    s = Substituter({b"/rec/captured/1.out.d/0/r.json": b"r.json"})
+    assert s.feed(b"Enter value: ") == b"Enter value: ", "text that cannot start a key is not delayed"
+    assert s.feed(b"wrote /rec/capt") == b"wrote "
+    assert s.feed(b"ured/1.out.d/0/r.json!") == b"r.json!"
+    assert s.flush() == b"" and s.count == 1
+
+
 def test_substituter_prefers_the_longest_key():
     s = Substituter({b"/p/1": b"A", b"/p/10": b"B"})
     assert s.feed(b"x /p/10/f /p/1/g") + s.flush() == b"x B/f A/g" and s.count == 2
@@ -598,18 +632,21 @@ def test_shim_imports_only_the_standard_library():
 
 @pytest.fixture(scope="module")
 def tiny_libs(tmp_path_factory) -> Path:
-    fixtures = ROOT / "agent-evals" / "skills" / "fixtures"
+    """old.so/new.so where new drops an export (BREAKING): the committed fixture if present, else gcc-built."""
     d = tmp_path_factory.mktemp("libs")
+    committed = ROOT / "agent-evals" / "skills" / "fixtures" / "removed-export"
+    if (committed / "old" / "libdemo.so.1").is_file() and (committed / "new" / "libdemo.so.1").is_file():
+        for side in ("old", "new"):
+            shutil.copy(committed / side / "libdemo.so.1", d / f"{side}.so")
+        return d
     gcc = shutil.which("gcc")
     if gcc is None:
-        pytest.skip("gcc is needed to build the tiny libraries")
+        pytest.skip("neither the committed fixture nor gcc is available")
     (d / "old.c").write_text("int demo_add(int a, int b) { return a + b; }\nint demo_version(void) { return 1; }\n")
     (d / "new.c").write_text("int demo_add(int a, int b) { return a + b; }\n")
     for side in ("old", "new"):
-        subprocess.run(
-            [gcc, "-g", "-O0", "-shared", "-fPIC", "-o", str(d / f"{side}.so"), str(d / f"{side}.c")], check=True
-        )
-    del fixtures  # the shared fixtures are not required: a self-built pair keeps this test independent
+        subprocess.run([gcc, "-g", "-O0", "-shared", "-fPIC", "-o", str(d / f"{side}.so"), str(d / f"{side}.c")],
+                       check=True)
     return d
 
 

@@ -189,7 +189,20 @@ def _to_call(rec: dict[str, Any]) -> Call:
     )
 
 
+def _check_call_paths(call: Call) -> None:
+    """Captured paths must belong to their own call number (a renumbered record cannot borrow another call's files)."""
+    n = call.call
+    for name, ref, want in (("stdout", call.stdout, f"captured/{n}.out"), ("stderr", call.stderr, f"captured/{n}.err")):
+        if ref is not None and ref.path != want:
+            raise SkillEvalError(f"call {n}: {name} path {ref.path!r} is not {want!r}")
+    for out in call.outputs:
+        if out.snapshot is not None and not out.snapshot.startswith(f"captured/{n}.out.d/"):
+            raise SkillEvalError(f"call {n}: snapshot {out.snapshot!r} is not under captured/{n}.out.d/")
+
+
 def _check_call_numbers(calls: list[Call]) -> None:
+    for c in calls:
+        _check_call_paths(c)
     numbers = sorted(c.call for c in calls)
     if len(set(numbers)) != len(numbers):
         dup = sorted({n for n in numbers if numbers.count(n) > 1})

@@ -44,6 +44,7 @@ class SubjectProfile:
     evidence_path: str | None = None
     side_digest_paths: tuple[str, ...] = ()
     kinds_path: str | None = None
+    coverage_path: str | None = None
     suppression_flags: tuple[str, ...] = ()
     scoping_flags: tuple[str, ...] = ()
     invocation_classes: dict[str, InvocationClass] = field(default_factory=dict)
@@ -185,6 +186,7 @@ def _build(root: Path, source: Path, raw: dict[str, Any]) -> Config:
         evidence_path=report.get("evidence_path"),
         side_digest_paths=tuple(report.get("side_digest_paths", ())),
         kinds_path=report.get("kinds_path"),
+        coverage_path=report.get("coverage_path"),
         suppression_flags=tuple(s.get("suppression_flags", ())),
         scoping_flags=tuple(s.get("scoping_flags", ())),
         invocation_classes=classes,

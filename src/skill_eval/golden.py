@@ -13,6 +13,7 @@ from the format the loader reads.
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,14 +109,24 @@ def write_bundle(
     judgments: dict[str, Any] | None = None,
     facts: dict[str, Any] | None = None,
     blobs: list[bytes] | None = None,
+    shim_records: tuple[list[dict[str, Any]], Path] | None = None,
 ) -> Path:
-    """Write one bundle. claim.json is derived from final.md (as the runner does) unless given."""
+    """Write one bundle. claim.json is derived from final.md (as the runner does) unless given.
+
+    `shim_records` = (records from shim.collect_calls, the shim's captured/ dir) writes the
+    recording shim's own output verbatim instead of synthesizing it from `calls`.
+    """
     dest.mkdir(parents=True, exist_ok=True)
     _write(dest, "meta.json", strict.dumps_json(meta).encode())
     _write(dest, "prompt.txt", prompt.encode())
     _write(dest, "final.md", final.encode())
     _write(dest, "events.jsonl", "".join(_line(e) for e in events or []).encode())
-    if calls is not None or meta.get("kind") == "behavioral":
+    if shim_records is not None:
+        records, captured = shim_records
+        if captured.is_dir():
+            shutil.copytree(captured, dest / "captured", dirs_exist_ok=True)
+        _write(dest, "calls.jsonl", "".join(_line(r) for r in records).encode())
+    elif calls is not None or meta.get("kind") == "behavioral":
         records = call_records(dest, calls or [])
         _write(dest, "calls.jsonl", "".join(_line(r) for r in records).encode())
     if claim_file is None and subject is not None and meta.get("kind") == "behavioral":
@@ -204,7 +215,7 @@ def load_manifest(cfg: Config) -> list[Entry]:
         if rec["id"] in seen:
             raise ConfigError(f"duplicate golden bundle id {rec['id']!r}", source=path)
         seen.add(rec["id"])
-        expected = tuple(sorted((f for f in rec["expected_failures"] if isinstance(f, int)))) + tuple(
+        expected = tuple(sorted(f for f in rec["expected_failures"] if isinstance(f, int))) + tuple(
             sorted(f for f in rec["expected_failures"] if isinstance(f, str))
         )
         if rec["good"] and expected:

@@ -41,6 +41,7 @@ CONFIG_ENV = "SKILL_EVAL_SHIM_CONFIG"
 RECORD_DIR_ENV = "SKILL_EVAL_RECORD_DIR"
 DEPTH_ENV = "SKILL_EVAL_SHIM_DEPTH"
 MAX_DEPTH = 4
+OUTSIDE = "<outside-sandbox>"  # the record's cwd when the call ran outside the sandbox root
 WRAPPER_MARKER = b"skill-eval-shim-wrapper"
 EXIT_REFUSED = 2  # required by the brief; note it collides with abicheck's API_BREAK code
 EXIT_NOT_FOUND = 127  # as the shell reports an unrunnable command
@@ -51,7 +52,7 @@ FORMAT_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*")
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 RESET_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ)  # Python ignores these; the child must not inherit that
 
-FILE_IO_HELPERS = ("_read_config", "_read_head", "_read_record", "_write_atomic", "_reserve_call", "_open_capture",
+FILE_IO_HELPERS = ("_read_json", "_read_head", "_write_atomic", "_reserve_call", "_open_capture",
                    "_copy_artifact", "_precompile")
 
 
@@ -113,20 +114,15 @@ class CallRecord(_Record):
         return (json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def _read_config(path: str) -> ShimConfig:
+def _read_json(path: str) -> Any:
     with open(path, "rb") as fh:
-        return ShimConfig.from_json(json.loads(fh.read().decode("utf-8")))
+        return json.loads(fh.read().decode("utf-8"))
 
 
 def _read_head(path: str, size: int = 512) -> bytes:
     with contextlib.suppress(OSError), open(path, "rb") as fh:
         return fh.read(size)
     return b""
-
-
-def _read_record(path: str) -> Any:
-    with open(path, "rb") as fh:
-        return json.loads(fh.read().decode("utf-8"))
 
 
 def _write_atomic(path: str, data: bytes, mode: int = 0o644) -> None:
@@ -169,11 +165,8 @@ def _open_capture(path: str) -> BinaryIO:
 
 
 def _copy_artifact(src: str, dst: str) -> str:
-    """Digest a produced file and copy it to the requested path in one pass.
-
-    The destination is opened for writing in place (following a symlink, as the tool itself
-    would have); missing parent directories are created.
-    """
+    """Digest a produced file and copy it to the requested path in one pass. The destination is
+    written in place (through a symlink, as the tool would have); missing parents are created."""
     h = hashlib.sha256()
     os.makedirs(os.path.dirname(dst) or ".", exist_ok=True)
     with open(src, "rb") as fh, open(dst, "wb") as out:
@@ -188,10 +181,8 @@ def _precompile(module_file: str) -> None:
     """Write this module's .pyc so the first recorded call does not pay for compilation."""
     import py_compile
 
-    try:
+    with contextlib.suppress(OSError, py_compile.PyCompileError):  # read-only tree: slower, still correct
         py_compile.compile(module_file, doraise=True)
-    except (OSError, py_compile.PyCompileError):
-        pass  # read-only source tree: every call compiles, slower but correct
 
 
 def _classify(value: str, style: str, cfg: ShimConfig, cwd: str) -> tuple[str | None, str, str] | None:
@@ -289,48 +280,47 @@ def substitution_map(outputs: list[OutputRequest]) -> dict[bytes, bytes]:
 class Substituter:
     """Replace private path strings by the requested ones in a byte stream, chunk by chunk.
 
-    A match may straddle two chunks, so up to (longest key - 1) trailing bytes are held back
-    until the next chunk (or the end) shows whether they start a match.
+    A key may straddle two chunks, so the shortest tail that is still a proper prefix of some key
+    is held back until the next chunk (or the end) decides it; other bytes pass at once, so a
+    prompt or partial line that cannot start a private path is never delayed.
     """
 
     def __init__(self, mapping: dict[bytes, bytes]):
         self.mapping = {k: v for k, v in mapping.items() if k}
-        keys = sorted(self.mapping, key=len, reverse=True)  # longest first: `/x/1` never shadows `/x/10`
-        self.pattern = re.compile(b"|".join(re.escape(k) for k in keys)) if keys else None
-        self.hold = max((len(k) for k in keys), default=1) - 1
+        self.keys = sorted(self.mapping, key=len, reverse=True)  # longest first: `/x/1` never shadows `/x/10`
+        self.pattern = re.compile(b"|".join(re.escape(k) for k in self.keys)) if self.keys else None
+        self.hold = max((len(k) for k in self.keys), default=1) - 1
         self.carry = b""
         self.count = 0
 
-    def _replace(self, data: bytes, limit: int) -> tuple[bytes, int]:
+    def _open_prefix(self, data: bytes, at: int) -> bool:
+        """Could data[at:] still grow into a (longer) key with the next chunk?"""
+        tail = data[at:]
+        return any(len(k) > len(tail) and k.startswith(tail) for k in self.keys)
+
+    def _process(self, data: bytes, final: bool) -> bytes:
         parts, pos = [], 0
         for m in self.pattern.finditer(data):  # type: ignore[union-attr]
-            if m.start() >= limit:
-                break
-            parts.append(data[pos : m.start()])
-            parts.append(self.mapping[m.group()])
+            if not final and self._open_prefix(data, m.start()):
+                break  # a longer key may complete here; decide with the next chunk
+            parts += [data[pos : m.start()], self.mapping[m.group()]]
             self.count += 1
             pos = m.end()
-        return b"".join(parts), pos
+        cut = len(data)
+        if not final:
+            cut = next((p for p in range(max(pos, len(data) - self.hold), len(data)) if self._open_prefix(data, p)),
+                       len(data))
+        self.carry = data[cut:]
+        parts.append(data[pos:cut])
+        return b"".join(parts)
 
     def feed(self, chunk: bytes) -> bytes:
-        if self.pattern is None:
-            return chunk
-        data = self.carry + chunk
-        safe = len(data) - self.hold
-        if safe <= 0:
-            self.carry = data
-            return b""
-        head, pos = self._replace(data, safe)
-        cut = max(pos, safe)
-        self.carry = data[cut:]
-        return head + data[pos:cut]
+        return chunk if self.pattern is None else self._process(self.carry + chunk, final=False)
 
     def flush(self) -> bytes:
         if self.pattern is None or not self.carry:
             return b""
-        data, self.carry = self.carry, b""
-        head, pos = self._replace(data, len(data))
-        return head + data[pos:]
+        return self._process(self.carry, final=True)
 
 
 class _Tee:
@@ -398,8 +388,9 @@ def _say(message: str) -> None:
 
 
 def _rel_cwd(cwd: str, sandbox_root: str) -> str:
-    rel = os.path.relpath(cwd, sandbox_root)
-    return "." if rel == os.curdir else rel.replace(os.sep, "/")
+    """cwd relative to the sandbox root; OUTSIDE when the agent left it (no machine-local path)."""
+    rel = os.path.relpath(cwd, sandbox_root).replace(os.sep, "/")
+    return "." if rel == os.curdir else OUTSIDE if rel == ".." or rel.startswith("../") else rel
 
 
 def _load() -> tuple[ShimConfig, str, str]:
@@ -408,7 +399,7 @@ def _load() -> tuple[ShimConfig, str, str]:
     if not cfg_path:
         raise Refusal(f"{CONFIG_ENV} is not set; refusing to run (the runner sets it when it installs the shim)")
     try:
-        cfg = _read_config(cfg_path)
+        cfg = ShimConfig.from_json(_read_json(cfg_path))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise Refusal(f"cannot read shim config {cfg_path}: {exc}") from None
     record = os.environ.get(RECORD_DIR_ENV)
@@ -506,10 +497,14 @@ def _run(real: str, argv: list[str], outputs: list[OutputRequest], rec: CallReco
     env = dict(os.environ)
     env[DEPTH_ENV] = str(int(env.get(DEPTH_ENV, "0")) + 1)
     (out_r, out_w), (err_r, err_w) = _pipe(), _pipe()
+    # Signals that arrive while spawning stay pending until `forward` knows the child's pid.
+    signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED_SIGNALS)
     try:
         pid = os.posix_spawn(real, [real, *rewrite_argv(argv, outputs)[1:]], env, setsigdef=RESET_SIGNALS,
-                             file_actions=[(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)])
+                             setsigmask=(), file_actions=[(os.POSIX_SPAWN_DUP2, out_w, 1),
+                                                          (os.POSIX_SPAWN_DUP2, err_w, 2)])
     except OSError as exc:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED_SIGNALS)
         for fd in (out_r, out_w, err_r, err_w):
             os.close(fd)
         _say(f"cannot run {real}: {exc.strerror}")
@@ -524,6 +519,7 @@ def _run(real: str, argv: list[str], outputs: list[OutputRequest], rec: CallReco
 
     for sig in FORWARDED_SIGNALS:
         signal.signal(sig, forward)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED_SIGNALS)
     cap = os.path.join(record_dir, "captured", str(number))
     mapping = substitution_map(outputs)
     tees = [_Tee(out_r, 1, _open_capture(cap + ".out"), mapping), _Tee(err_r, 2, _open_capture(cap + ".err"), mapping)]
@@ -536,8 +532,11 @@ def _run(real: str, argv: list[str], outputs: list[OutputRequest], rec: CallReco
     rec.stdout = tees[0].result(f"captured/{number}.out")
     rec.stderr = tees[1].result(f"captured/{number}.err")
     rec.substitutions = {"stdout": tees[0].subst.count, "stderr": tees[1].subst.count}
-    rec.outputs = _collect_outputs(outputs, signum is not None)
-    _finalize(record_dir, number, rec, t0)
+    try:
+        rec.outputs = _collect_outputs(outputs, signum is not None)
+        _finalize(record_dir, number, rec, t0)
+    except OSError as exc:  # e.g. disk full: the record stays provisional, the agent still gets the tool's status
+        _say(f"recording of call {number} failed after the tool ran: {exc}")
     return exit_code
 
 
@@ -597,7 +596,7 @@ def collect_calls(record_dir: Path | str) -> list[dict[str, Any]]:
         if not name[:-5].isdigit():
             raise ValueError(f"{path}: unexpected file in the call record directory")
         try:
-            data = _read_record(path)
+            data = _read_json(path)
         except (OSError, ValueError) as exc:
             raise ValueError(f"{path}: unreadable call record ({exc})") from None
         if not isinstance(data, dict) or data.get("call") != int(name[:-5]):

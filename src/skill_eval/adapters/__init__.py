@@ -31,12 +31,19 @@ ADAPTERS: dict[str, tuple[str, str]] = {
 }
 
 
-def get_adapter(name: str) -> Adapter:
-    """A fresh adapter instance; an unknown name is a configuration error (exit 2)."""
+def get_adapter(name: str, **options: str) -> Adapter:
+    """A fresh adapter instance; an unknown name or option is a configuration error (exit 2).
+
+    Options: codex `sandbox` ("bypass" | "workspace-write" | "read-only"),
+    openai-compatible `api` ("chat" | "responses").
+    """
     if name not in ADAPTERS:
         raise ConfigError(f"unknown agent adapter {name!r}", fix=f"use one of {', '.join(sorted(ADAPTERS))}")
     module, cls = ADAPTERS[name]
-    return getattr(importlib.import_module(f"skill_eval.adapters.{module}"), cls)()
+    try:
+        return getattr(importlib.import_module(f"skill_eval.adapters.{module}"), cls)(**options)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"bad options {options!r} for agent adapter {name!r}: {exc}") from None
 
 
 def adapter_names() -> list[str]:

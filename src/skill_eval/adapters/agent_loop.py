@@ -111,8 +111,8 @@ class Agent:
             if skill is None:
                 return True, f"Unknown skill: {args['name']}", {"error": "unknown_skill"}
             body = _read_text(skill.path)
-            self.emit({"type": "skill_activated", "skill": skill.name, "via": "activate_skill", "path": str(skill.path)})
-            return False, f"Base directory for this skill: {skill.path.parent}\n\n{body}", {}
+            activated = {"type": "skill_activated", "skill": skill.name, "via": "activate_skill", "path": str(skill.path)}
+            return False, f"Base directory for this skill: {skill.path.parent}\n\n{body}", {"_activated": [activated]}
         if call.name in {t["name"] for t in TOOLS}:
             return True, f"invalid arguments for {call.name}: {json.dumps(args, sort_keys=True)[:500]}", {"error": "invalid_arguments"}
         return True, f"No such tool available: {call.name}", {"error": "tool_not_registered"}
@@ -146,10 +146,12 @@ class Agent:
         except OSError as exc:
             return True, f"cannot read {path}: {exc.strerror}", {}
         resolved = os.path.realpath(target)
-        for skill in self.skills.values():
-            if os.path.realpath(skill.path) == resolved:
-                self.emit({"type": "skill_activated", "skill": skill.name, "via": "read_file", "path": str(skill.path)})
-        return False, data.decode("utf-8", errors="replace"), {"path": resolved}
+        activated = [
+            {"type": "skill_activated", "skill": s.name, "via": "read_file", "path": str(s.path)}
+            for s in self.skills.values()
+            if os.path.realpath(s.path) == resolved
+        ]
+        return False, data.decode("utf-8", errors="replace"), {"path": resolved, "_activated": activated}
 
     # -- loop ---------------------------------------------------------------------------
     def run(self, prompt: str, max_turns: int) -> int:
@@ -181,7 +183,10 @@ class Agent:
             for call in reply.calls:
                 self.emit({"type": "tool_call", "id": call.id, "tool": call.name, "input": call.input})
                 is_error, output, extra = self.execute(call)
+                activations = extra.pop("_activated", [])
                 self.emit(dict(extra, type="tool_result", id=call.id, is_error=is_error, output=output))
+                for line in activations:  # after the result, as the CLIs report it
+                    self.emit(line)
                 self.history.append({"role": "tool", "id": call.id, "name": call.name, "output": output})
         self.emit({"type": "result", "status": "max_turns", "final": "", "turns": max_turns})
         return 0

@@ -43,6 +43,7 @@ ERR_TOOL_MISSING = "tool_not_registered"
 ERR_MAX_TURNS = "max_turns"
 ERR_BUDGET = "budget_exceeded"
 ERR_UNKNOWN_SKILL = "unknown_skill"
+ERR_SKILL_FAILED = "skill_activation_failed"  # a known skill the agent refused to load
 ERR_SKILL_NOT_LOADED = "skill_not_loaded"
 ERR_AGENT = "agent_error"
 ERR_MODEL = "model_config"
@@ -83,12 +84,18 @@ class NormalizedRun:
 
 @dataclass(frozen=True)
 class BinaryInfo:
-    """Identity of an agent binary for meta.json: version string + digest of the resolved file."""
+    """Identity of an agent binary for meta.json: version string + digest of the resolved file.
+
+    `package` is `name@version` from the nearest package.json when the binary came from npm;
+    `extra` digests files the entry point runs (Codex's codex.js execs a vendored native binary).
+    """
 
     path: str
     resolved: str
     version: str | None
     sha256: str
+    package: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -147,6 +154,14 @@ class Adapter:
 
     def credential_vars(self) -> tuple[str, ...]:
         return ()
+
+    def binary_info(self, path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None) -> BinaryInfo:
+        """`binary_info` plus whatever else identifies this agent's code (see extra_identity)."""
+        resolved = Path(path).resolve(strict=True)
+        return binary_info(path, env=env, extra=self.extra_identity(resolved))
+
+    def extra_identity(self, resolved: Path) -> list[Path]:
+        return []
 
     def home_files(
         self, *, home: Path, workdir: Path, base_url: str | None, model: str | None, max_turns: int
@@ -239,7 +254,10 @@ def iter_json_lines(raw: bytes, source: str) -> Iterator[tuple[int, dict[str, An
     except InputError as exc:
         yield 0, None, str(exc)
         text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
-    for n, line in enumerate(text.splitlines(), start=1):
+    # split on "\n" only: str.splitlines() would also split inside JSON strings at U+2028,
+    # U+0085 and friends, which JSON.stringify leaves unescaped
+    for n, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         try:
@@ -314,12 +332,6 @@ class SkillPaths:
                     return _split_skill(rel[len(tail) + 1 :])
         return None
 
-    def is_skill_md(self, path: str) -> str | None:
-        hit = self.classify(path)
-        if hit and hit[1] == "SKILL.md":
-            return hit[0]
-        return None
-
 
 def _split_skill(inside: str) -> tuple[str, str] | None:
     parts = inside.split("/", 1)
@@ -329,6 +341,8 @@ def _split_skill(inside: str) -> tuple[str, str] | None:
 
 
 _SHELLS = {"bash", "sh", "zsh", "dash"}
+# programs whose naming a SKILL.md means its text reached the model (tier-2 evidence)
+READERS = {"cat", "sed", "head", "tail", "less", "more", "nl", "awk", "gawk", "bat", "batcat", "grep", "rg", "tac", "view", "strings"}
 
 
 def command_words(command: str | Sequence[str]) -> list[str]:
@@ -394,7 +408,8 @@ class EventBuilder:
         self.events.append({"type": "tool_result", "id": str(call_id), "is_error": bool(is_error), "output": clip(output)})
 
     def activated(self, skill: str, tier: str) -> None:
-        self.events.append({"type": "skill_activated", "skill": skill, "tier": tier})
+        if skill:  # an empty name is no evidence (schemas/event.schema.json: minLength 1)
+            self.events.append({"type": "skill_activated", "skill": skill, "tier": tier})
 
     def file_read(self, skill: str, path: str) -> None:
         event = {"type": "skill_file_read", "skill": skill, "path": path}
@@ -413,6 +428,23 @@ class EventBuilder:
                 hits.append(hit)
                 self.file_read(*hit)
         return hits
+
+    def file_tool_read(self, path: str, *, tier2: bool = True) -> None:
+        """A read tool (Claude Read, Gemini read_file) returned a file: SKILL.md is tier 2."""
+        for skill, rel in self.reads_from_paths([path]):
+            if tier2 and rel == "SKILL.md":
+                self.activated(skill, TIER_READS)
+
+    def shell_read(self, command: str | Sequence[str], *, tier2: bool = True) -> None:
+        """A successful shell command: every skill path it names is a skill_file_read; a
+        SKILL.md named by a reading program (cat, sed, head...) is a tier-2 activation.
+        `ls .agents/skills/x/SKILL.md` touches the file but reads nothing: no activation."""
+        words = command_words(command)
+        hits = self.reads_from_paths(words)
+        if tier2 and any(posixpath.basename(w) in READERS for w in words):
+            for skill, rel in hits:
+                if rel == "SKILL.md":
+                    self.activated(skill, TIER_READS)
 
     def error(self, kind: str, detail: str) -> None:
         reason = f"{kind}: {detail}" if detail else kind
@@ -438,7 +470,7 @@ class EventBuilder:
             "tokens_in": tokens_in,
             "tokens_out": tokens_out,
             "cost_usd": cost_usd,
-            "wall_clock_s": None,  # measured by the runner
+            "wall_clock_s": None,  # measured by the runner, which must set it (usage schema: number)
             "retries": 0,  # counted by the runner
             "stop_reason": stop_reason,
         }
@@ -457,19 +489,22 @@ def int_or_zero(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def binary_info(path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None, timeout: float = 30.0) -> BinaryInfo:
+def binary_info(
+    path: str | os.PathLike[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+    extra: Sequence[Path] = (),
+) -> BinaryInfo:
     """Version string (first line of `<binary> --version`) and sha256 of the resolved file.
 
     npm installs put a symlink in node_modules/.bin; the digest is of the file it resolves to
-    (Claude/Codex: the native binary; Gemini: the JS bundle entry point). A binary that does
-    not answer --version still gets a digest, with version None.
+    (Claude: the native binary; Codex: the JS launcher, its native binary in `extra`; Gemini:
+    the JS bundle entry point, its chunks identified by `package`). A binary that does not
+    answer --version still gets a digest, with version None.
     """
     p = Path(path)
     resolved = p.resolve(strict=True)
-    digest = hashlib.sha256()
-    with resolved.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
     version = None
     try:
         proc = subprocess.run(
@@ -482,10 +517,39 @@ def binary_info(path: str | os.PathLike[str], *, env: Mapping[str, str] | None =
         )
         lines = proc.stdout.decode("utf-8", errors="replace").strip().splitlines()
         if proc.returncode == 0 and lines:
-            version = lines[0].strip()
+            version = lines[-1].strip()  # Codex prints a warning line first on some setups
     except (OSError, subprocess.TimeoutExpired):
         version = None
-    return BinaryInfo(path=str(p), resolved=str(resolved), version=version, sha256=digest.hexdigest())
+    return BinaryInfo(
+        path=str(p),
+        resolved=str(resolved),
+        version=version,
+        sha256=_sha256_file(resolved),
+        package=_npm_package(resolved),
+        extra={str(x): _sha256_file(x) for x in extra},
+    )
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _npm_package(resolved: Path) -> str | None:
+    for parent in list(resolved.parents)[:4]:
+        manifest = parent / "package.json"
+        if manifest.is_file():
+            try:
+                data = strict.load_json(manifest)
+            except InputError:
+                return None
+            if isinstance(data, dict) and isinstance(data.get("name"), str) and isinstance(data.get("version"), str):
+                return f"{data['name']}@{data['version']}"
+            return None
+    return None
 
 
 def require_binary(binary: str | None, default: str) -> str:

@@ -30,6 +30,7 @@ from skill_eval.adapters.base import (
     ERR_INCOMPLETE,
     ERR_MAX_TURNS,
     ERR_PERMISSION,
+    ERR_SKILL_FAILED,
     ERR_SKILL_NOT_LOADED,
     ERR_STREAM,
     ERR_TOOL_MISSING,
@@ -224,7 +225,10 @@ def _tool_result(b: EventBuilder, block: dict[str, Any], meta: Any, pending: dic
         name = tool_input.get("skill")
         if is_error:
             unknown = _UNKNOWN_SKILL.search(output)
-            b.error(ERR_UNKNOWN_SKILL, unknown.group(1) if unknown else f"{name}: {output.strip()[:200]}")
+            if unknown:
+                b.error(ERR_UNKNOWN_SKILL, unknown.group(1))
+            else:  # e.g. disable-model-invocation: the skill exists but may not be activated
+                b.error(ERR_SKILL_FAILED, f"{name}: {output.strip()[:200]}")
         else:
             confirmed = meta.get("commandName") if isinstance(meta, dict) else None
             skill = confirmed if isinstance(confirmed, str) and confirmed else name
@@ -234,9 +238,9 @@ def _tool_result(b: EventBuilder, block: dict[str, Any], meta: Any, pending: dic
     if is_error:
         return
     if tool in _READ_TOOLS and isinstance(tool_input.get(_READ_TOOLS[tool]), str):
-        b.reads_from_paths([tool_input[_READ_TOOLS[tool]]])
+        b.file_tool_read(tool_input[_READ_TOOLS[tool]])
     elif tool == "Bash" and isinstance(tool_input.get("command"), str):
-        b.reads_from_paths(base.command_words(tool_input["command"]))
+        b.shell_read(tool_input["command"])
 
 
 def _finish(

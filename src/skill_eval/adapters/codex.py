@@ -54,7 +54,14 @@ class CodexAdapter(Adapter):
     def __init__(self, sandbox: str = "bypass"):
         # "bypass": the runner's sandbox is the boundary (measured to work); "workspace-write":
         # Codex's own seccomp sandbox on top (blocks sockets, e.g. a subject's network use).
+        if sandbox not in ("bypass", "workspace-write", "read-only"):
+            raise ValueError(f"sandbox must be bypass, workspace-write or read-only, not {sandbox!r}")
         self.sandbox = sandbox
+
+    def extra_identity(self, resolved: Path) -> list[Path]:
+        """npm's codex.js launcher execs node_modules/@openai/codex-<platform>/vendor/<triple>/bin/codex."""
+        node_modules = resolved.parents[3] if len(resolved.parents) > 3 else resolved.parent
+        return sorted(node_modules.glob("@openai/codex-*/vendor/*/bin/codex"))
 
     def skill_dirs(self, home: Path, workdir: Path) -> list[Path]:
         codex_home = home / ".codex"
@@ -109,7 +116,10 @@ class CodexAdapter(Adapter):
     def home_files(
         self, *, home: Path, workdir: Path, base_url: str | None, model: str | None, max_turns: int
     ) -> dict[str, bytes]:
-        lines = [f"model = {_toml_str(model or self.default_model)}"]
+        # allow_login_shell = false: Codex otherwise runs every command as `bash -lc`, and a
+        # login shell re-reads /etc/profile, which resets PATH — the recording shim on the
+        # sandbox PATH would vanish and the subject would be "command not found" (measured).
+        lines = [f"model = {_toml_str(model or self.default_model)}", "allow_login_shell = false"]
         if base_url:
             lines.append(f"model_provider = {_toml_str(PROVIDER_ID)}")
         lines += [
@@ -218,10 +228,7 @@ def _item(b: EventBuilder, item: dict[str, Any], kind: str, started: set[str]) -
         if any(m in output for m in _SANDBOX_MARKERS):
             b.error(ERR_SANDBOX, f"item {item_id}: Codex's sandbox refused part of the command")
         if not is_error:
-            hits = b.reads_from_paths(base.command_words(tool_input.get("command", "")))
-            for skill, path in hits:
-                if path == "SKILL.md":
-                    b.activated(skill, base.TIER_READS)
+            b.shell_read(tool_input.get("command", ""))
     return None
 
 

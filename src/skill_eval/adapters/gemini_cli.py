@@ -13,6 +13,9 @@ Measured against 0.61.0 (research/agent-cli/REPORT.md §3):
 - assistant text arrives as `message` events with `delta: true`; consecutive deltas are
   joined into one normalized message.
 stderr is noisy and not parsed; stdout is one JSON object per line.
+Limitation (measured): a shell command that exits non-zero still yields `status: "success"`
+with only its output, so `tool_result.is_error` is false for it; exit codes of subject calls
+come from calls.jsonl (the recording shim), never from this stream.
 """
 
 from __future__ import annotations
@@ -228,6 +231,7 @@ def _tool_result(b: EventBuilder, obj: dict[str, Any], pending: dict[str, Pendin
                 paths.append(value)
             elif isinstance(value, list):
                 paths += [v for v in value if isinstance(v, str)]
-        b.reads_from_paths(paths)
+        for path in paths:
+            b.file_tool_read(path)
     elif tool == _SHELL_TOOL and isinstance(params.get("command"), str):
-        b.reads_from_paths(base.command_words(params["command"]))
+        b.shell_read(params["command"])

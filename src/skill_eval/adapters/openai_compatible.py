@@ -55,7 +55,13 @@ class OpenAICompatibleAdapter(Adapter):
     name = "openai-compatible"
     tier = base.TIER_AGENT
     executable = sys.executable
-    api = "chat"  # "responses" for endpoints that only speak the Responses API
+
+    def __init__(self, api: str = "chat"):
+        # "chat" (Chat Completions) is what Ollama, vLLM and llama.cpp all serve;
+        # "responses" for endpoints that only speak the Responses API
+        if api not in ("chat", "responses"):
+            raise ValueError(f"api must be chat or responses, not {api!r}")
+        self.api = api
 
     def build_command(
         self,
@@ -184,7 +190,8 @@ def _tool_result(b: EventBuilder, obj: dict[str, Any], pending: dict[str, Pendin
         b.error(ERR_UNKNOWN_SKILL, str(tool_input.get("name")))
     if is_error:
         return
+    # read_file of a SKILL.md already produced the loop's own tier-1 `skill_activated` line
     if tool == "read_file" and isinstance(tool_input.get("path"), str):
-        b.reads_from_paths([tool_input["path"]])
+        b.file_tool_read(tool_input["path"], tier2=False)
     elif tool == "shell" and isinstance(tool_input.get("command"), str):
-        b.reads_from_paths(base.command_words(tool_input["command"]))
+        b.shell_read(tool_input["command"])

@@ -16,7 +16,6 @@ from typing import Any
 from skill_eval import bundle as bundle_mod
 from skill_eval import oracles
 from skill_eval.config import Config
-from skill_eval.errors import ConfigError
 from skill_eval.content import (
     FIXTURES,
     Rubric,
@@ -25,6 +24,7 @@ from skill_eval.content import (
     load_scenarios,
     load_trigger_corpus,
 )
+from skill_eval.errors import ConfigError
 from skill_eval.graders import claims, judged, trigger, uncertainty, workflow
 from skill_eval.graders.context import Context, build_run
 
@@ -109,22 +109,7 @@ class Grade:
 
 
 def rubric_of(cfg: Config) -> Rubric:
-    """content.load_rubric, tolerating dimension keys (judge_prompt) its dataclass does not carry."""
-    try:
-        return load_rubric(cfg)
-    except TypeError:
-        from dataclasses import fields
-
-        from skill_eval import schemas, strict
-        from skill_eval.content import RUBRIC, Dimension
-
-        path = cfg.evals_dir / RUBRIC
-        raw = schemas.validate(strict.load_yaml(path), "rubric", path)
-        names = {f.name for f in fields(Dimension)}
-        dims = tuple(sorted((Dimension(**{k: v for k, v in d.items() if k in names}) for d in raw["dimensions"]), key=lambda d: d.id))
-        if [d.id for d in dims] != [1, 2, 3, 4, 5, 6]:
-            raise ConfigError("dimensions must be exactly 1..6, once each", source=path) from None
-        return Rubric(raw["version"], dims)
+    return load_rubric(cfg)
 
 
 class Catalog:
@@ -145,9 +130,7 @@ class Catalog:
         clash = sorted(set(self.golden) & set(self.scenarios))
         if clash:
             raise ConfigError(f"golden scenario id(s) {clash} collide with scenarios.yaml", source=self.golden_root)
-        self.coverage_path = getattr(cfg.subject, "coverage_path", None) or cfg.raw.get("subject", {}).get(
-            "report", {}
-        ).get("coverage_path")
+        self.coverage_path = cfg.subject.coverage_path
 
     def context_for(self, meta: dict[str, Any] | None, path: Path | None = None) -> Context:
         subject = self.cfg.subject
@@ -214,6 +197,10 @@ def grade_bundle(path: Path, catalog: Catalog) -> Grade:
         if status != "not_applicable" or reasons:
             checks["oracle"] = Check("oracle", status, reasons)
     checks["bundle"] = Check("bundle", "pass", [])
+    if b.meta is not None and b.meta.get("status") != "complete":
+        # A run cut off by a budget or an error is explicit incomplete evidence, never a pass.
+        why = b.meta.get("status_reason") or "no reason recorded"
+        checks["bundle"].reasons.append(f"meta.json status is {b.meta.get('status')!r} ({why}): the run did not complete")
     _attach_problems(b, ctx, checks)
     for c in checks.values():
         if c.status in ("pass", "not_applicable") and c.reasons and c.name not in ("4", "5"):

@@ -11,7 +11,14 @@ through suppression or policy flags — whether or not it happens to match the t
 from __future__ import annotations
 
 from skill_eval.graders.artifacts import Artifact
-from skill_eval.graders.context import Run, call_scope, declared_scope, expected_consumer, expected_verdict, scope_matches
+from skill_eval.graders.context import (
+    Run,
+    call_scope,
+    declared_scope,
+    expected_consumer,
+    expected_verdict,
+    scope_matches,
+)
 
 DIM6_RULES = (
     "d6_claim_present",

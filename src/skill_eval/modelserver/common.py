@@ -150,6 +150,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 256  # the default backlog of 5 resets connections under parallel runs
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client hanging up on a keep-alive connection is normal; anything else is printed."""

@@ -117,28 +117,28 @@ class BundleWriter:
         return self.tmp / rel
 
     # -- writing -----------------------------------------------------------------------------
-    def write_bytes(self, rel: str, data: bytes) -> str:
+    def add_bytes(self, rel: str, data: bytes) -> str:
         """Write one file (credential values redacted); returns its relative path."""
         if self.sealed:
             raise BundleWriteError("bundle already sealed", source=self.dest)
         _write_bytes(self._target(rel), redact(data, self.secrets))
         return rel
 
-    def write_text(self, rel: str, text: str) -> str:
-        return self.write_bytes(rel, text.encode("utf-8"))
+    def add_text(self, rel: str, text: str) -> str:
+        return self.add_bytes(rel, text.encode("utf-8"))
 
-    def write_json(self, rel: str, value: Any) -> str:
+    def add_json(self, rel: str, value: Any) -> str:
         """The project's one JSON form (strict.dumps_json), after redacting every string in value."""
-        return self.write_text(rel, strict.dumps_json(redact(value, self.secrets)))
+        return self.add_text(rel, strict.dumps_json(redact(value, self.secrets)))
 
-    def write_jsonl(self, rel: str, records: Iterable[Any]) -> str:
+    def add_jsonl(self, rel: str, records: Iterable[Any]) -> str:
         import json
 
         lines = [json.dumps(redact(r, self.secrets), sort_keys=True, ensure_ascii=False, allow_nan=False)
                  for r in records]
-        return self.write_text(rel, "".join(line + "\n" for line in lines))
+        return self.add_text(rel, "".join(line + "\n" for line in lines))
 
-    def copy_tree(self, rel: str, source: Path) -> list[str]:
+    def add_tree(self, rel: str, source: Path) -> list[str]:
         """Copy every regular file below source into rel/ (e.g. the shim's captured/); symlinks refused."""
         written = []
         source = Path(source)
@@ -149,7 +149,7 @@ class BundleWriter:
                 if path.is_symlink() or not path.is_file():
                     raise BundleWriteError("is not a regular file; bundles hold regular files only", source=path)
                 sub = path.relative_to(source).as_posix()
-                written.append(self.write_bytes(f"{rel}/{sub}" if rel else sub, _read_bytes(path)))
+                written.append(self.add_bytes(f"{rel}/{sub}" if rel else sub, _read_bytes(path)))
         return written
 
     # -- sealing -----------------------------------------------------------------------------

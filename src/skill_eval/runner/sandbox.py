@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from skill_eval import hashing, shim
-from skill_eval.errors import CheckFailed, SkillEvalError
+from skill_eval.errors import CheckFailed, InputError, SkillEvalError
 from skill_eval.inputs import InputRecorder
 
 CREDENTIAL_PATTERNS = ("*API_KEY*", "*APIKEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*CREDENTIAL*")
@@ -158,7 +158,11 @@ class TreeState:
 
 
 def tree_state(root: Path) -> TreeState:
-    entries = hashing.walk_tree(root)
+    """Fails closed (SandboxError) on what a tree digest cannot represent, e.g. a symlink the agent made."""
+    try:
+        entries = hashing.walk_tree(root)
+    except InputError as exc:
+        raise SandboxError(f"sandbox tree cannot be digested: {exc}") from None
     return TreeState(hashing.digest_entries(hashing.TREE_DOMAIN, entries),
                      {e.path: (e.mode, hashing.sha256_bytes(e.data)) for e in entries})
 
@@ -222,6 +226,13 @@ class ActionResult:
     facts: dict[str, Any]
     blobs: dict[str, bytes]
     streams: list[tuple[bytes, bytes]]
+
+
+def watch_paths(scenario: Any) -> list[str]:
+    """The files the scenario's file-contains assertions read (run_actions records their content)."""
+    oracle = getattr(scenario, "oracle", None) or {}
+    return sorted({spec["path"] for spec in oracle.values() if spec.get("predicate") == "file-contains"
+                   and isinstance(spec.get("path"), str)})
 
 
 def _validation(stdout: bytes) -> dict[str, bool] | None:
@@ -328,6 +339,13 @@ class Sandbox:
             box.env = {**base, **shim_env}
         box.initial = tree_state(work)
         return box
+
+    @classmethod
+    def for_scenario(cls, parent: Path, cfg: Any, recorder: InputRecorder, scenario: Any, real: Path | None,
+                     **kw: Any) -> Sandbox:
+        """The sandbox of one behavioural scenario: its fixture case, its setup, the config's subject."""
+        fixture = f"{cfg.evals_root}/fixtures/{scenario.fixture}"
+        return cls.create(parent, recorder, fixture, profile=cfg.subject, real=real, setup=scenario.setup, **kw)
 
     # -- running commands ------------------------------------------------------------------
     def _exec(self, argv: list[str], env: Mapping[str, str], timeout: float) -> tuple[int, bytes, bytes]:
