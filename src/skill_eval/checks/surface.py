@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,9 @@ HELP_ENV = {"COLUMNS": "200", "TERM": "dumb", "NO_COLOR": "1", "LC_ALL": "C.UTF-
 
 def find_subject(cfg: Config, explicit: str | None = None) -> Path:
     """The installed subject: --subject, then $SKILL_EVAL_REAL, then PATH."""
-    candidate = explicit or os.environ.get(cfg.subject.real_env) or shutil.which(cfg.subject.name)
+    beside = Path(sys.executable).parent / cfg.subject.name  # installed in the same environment as skill-eval
+    candidate = (explicit or os.environ.get(cfg.subject.real_env) or shutil.which(cfg.subject.name)
+                 or (str(beside) if beside.is_file() else None))
     if not candidate or not Path(candidate).is_file():
         want = f"{cfg.subject.package or cfg.subject.name}=={cfg.subject.version}" if cfg.subject.version else cfg.subject.name
         raise CheckFailed(f"{cfg.subject.name} is not installed (not on PATH, {cfg.subject.real_env} unset)",

@@ -278,7 +278,7 @@ class Sandbox:
         return self.root / "record"
 
     @classmethod
-    def create(cls, parent: Path, recorder: InputRecorder, fixture: str | Path, *, profile: Any = None,
+    def create(cls, parent: Path, recorder: InputRecorder, fixture: str | Path | None, *, profile: Any = None,
                real: Path | None = None, setup: Sequence[Sequence[str]] = (), passthrough: Iterable[str] = (),
                base_path: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Sandbox:
         """Copy the fixture, run setup, isolate home and caches, install the shim, take the before state.
@@ -298,20 +298,21 @@ class Sandbox:
             raise
 
     @classmethod
-    def _build(cls, root: Path, recorder: InputRecorder, fixture: str | Path, profile: Any, real: Path | None,
+    def _build(cls, root: Path, recorder: InputRecorder, fixture: str | Path | None, profile: Any, real: Path | None,
                setup: Sequence[Sequence[str]], passthrough: Iterable[str], base_path: str | None,
                timeout: float) -> Sandbox:
-        fixture_rel = Path(fixture)
-        try:
-            tree = recorder.read_tree(fixture_rel)
-        except (SkillEvalError, ValueError) as exc:
-            raise SandboxError(f"fixture {fixture_rel} cannot be copied: {exc}") from None
         work = root / "work"
         work.mkdir()
-        source = recorder.root / fixture_rel
-        for rel, data in tree.items():
-            mode = (source / rel).stat().st_mode
-            _write_file(work / rel, data, executable=bool(mode & 0o100))
+        if fixture is not None:  # trigger runs start from an empty working directory
+            fixture_rel = Path(fixture)
+            try:
+                tree = recorder.read_tree(fixture_rel)
+            except (SkillEvalError, ValueError) as exc:
+                raise SandboxError(f"fixture {fixture_rel} cannot be copied: {exc}") from None
+            source = recorder.root / fixture_rel
+            for rel, data in tree.items():
+                mode = (source / rel).stat().st_mode
+                _write_file(work / rel, data, executable=bool(mode & 0o100))
         home = root / "home"
         dirs = {"HOME": home, "XDG_CACHE_HOME": home / ".cache", "XDG_CONFIG_HOME": home / ".config",
                 "XDG_DATA_HOME": home / ".local" / "share", "XDG_STATE_HOME": home / ".local" / "state",

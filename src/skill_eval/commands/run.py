@@ -1,0 +1,92 @@
+"""`skill-eval run`: record evidence bundles with a real (or scripted) agent.
+
+Selects the suite (risk|full, optionally only what moved since --base, or explicit ids),
+then for each (scenario|prompt, k) builds a fresh sandbox, installs the arm's skills where
+the agent discovers them, runs the agent through its adapter with the recording shim first
+on PATH, and seals one bundle under agent-evals/skills/evidence/. Resumable: finished
+bundles are kept and skipped; an interrupted run leaves no partial bundle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from skill_eval import freshness
+from skill_eval.adapters import adapter_names
+from skill_eval.checks.surface import find_subject
+from skill_eval.commands._common import load_config, plural
+from skill_eval.output import emit
+from skill_eval.runner import plan
+from skill_eval.runner.bundle_writer import discard_partials
+from skill_eval.runner.execute import RunOptions, preflight, run_item
+from skill_eval.runner.pool import run_all
+from skill_eval.selection import SUITES
+
+NAME = "run"
+HELP = "record evidence: run the selected scenarios/prompts k times with an agent (maintainer-run, needs an agent)"
+DESCRIPTION = __doc__
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("ids", nargs="*", help="explicit scenario or prompt ids (default: the selected suite)")
+    p.add_argument("--suite", choices=SUITES, default="risk")
+    p.add_argument("--base", default=None, help="only skills whose digests moved since this git ref")
+    p.add_argument("--no-trigger", action="store_true", help="skip the trigger corpus")
+    p.add_argument("--agent", choices=adapter_names(), default=None, help="adapter (default: [agent] adapter in the config)")
+    p.add_argument("--model", default=None, help="model id passed to the agent (default: [agent] model)")
+    p.add_argument("--model-server", default=None, metavar="scripted:PATH",
+                   help="replay scripted model turns from a file or a directory of <item-id>.yaml (trigger/<id>.yaml)")
+    p.add_argument("--base-url", default=None, help="OpenAI-style endpoint for --agent openai-compatible")
+    p.add_argument("--agent-binary", default=None, help="path of the agent CLI (default: PATH, then .cache/agent-clis)")
+    p.add_argument("--arm", default="skill-agent", help="skill-agent | skill | docs | baseline | released:<ref>")
+    p.add_argument("-k", type=int, default=None, help="repetitions per item (default: evals.k)")
+    p.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs")
+    p.add_argument("--run-id", default=None, help="run directory name (default: <agent>-<model>, stable so reruns resume)")
+    p.add_argument("--max-turns", type=int, default=None)
+    p.add_argument("--timeout", type=float, default=None, help="wall-clock seconds per run")
+    p.add_argument("--max-cost", type=float, default=None, help="USD per run; a run over it is sealed incomplete")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+
+
+def run(args: argparse.Namespace) -> int:
+    cfg = load_config(args)
+    agent = args.agent or cfg.agent.adapter
+    opts = RunOptions(
+        adapter=agent, model=args.model or cfg.agent.model, model_server=args.model_server, base_url=args.base_url,
+        binary=args.agent_binary, max_turns=args.max_turns or cfg.agent.max_turns,
+        timeout=args.timeout or cfg.agent.timeout_seconds, max_cost_usd=args.max_cost if args.max_cost is not None else cfg.agent.max_cost_usd,
+        real_subject=find_subject(cfg),
+    )
+    if args.model_server and not args.model_server.startswith("scripted:"):
+        from skill_eval.errors import ConfigError
+
+        raise ConfigError(f"--model-server {args.model_server!r}: only scripted:PATH is supported")
+    run_id = args.run_id or plan.default_run_id(agent, "scripted" if opts.scripted else opts.model)
+    items = plan.build(cfg, suite=args.suite, base=args.base, ids=args.ids or None, arm=args.arm, k=args.k,
+                       run_id=run_id, include_trigger=not args.no_trigger)
+    todo = [i for i in items if not plan.is_done(cfg, i)]
+    header = f"run: {len(items)} bundles planned ({len(items) - len(todo)} already recorded), agent {agent}, run id {run_id}"
+    if args.dry_run:
+        emit(args, [header, *(f"  {i.label}" for i in todo)], {"planned": len(items), "todo": [i.label for i in todo]})
+        return 0
+    adapter, info = preflight(cfg, opts)
+    removed = discard_partials(plan.evidence_root(cfg)) + plan.discard_partials(cfg) if plan.evidence_root(cfg).is_dir() else []
+    cur = freshness.current(cfg)
+    if not args.json:
+        print(header + (f"; discarded {plural(len(removed), 'partial bundle')}" if removed else ""), file=sys.stderr)
+    outcomes = run_all(todo, lambda item: run_item(cfg, item, opts, cur, adapter, info), jobs=args.jobs,
+                       progress=None if args.json else sys.stderr)
+    counts: dict[str, int] = {}
+    for o in outcomes:
+        counts[o.status] = counts.get(o.status, 0) + 1
+    failed = [o for o in outcomes if o.status != "complete"]
+    evidence = plan.evidence_root(cfg).relative_to(cfg.root)
+    lines = [f"  {o.status}: {o.item.label}: {o.reason}" for o in failed]
+    lines.append(f"run: {', '.join(f'{v} {k}' for k, v in sorted(counts.items())) or 'nothing to do'} — "
+                 f"next: `skill-eval evidence` to re-grade, then `git add {evidence}` and commit the new bundles")
+    emit(args, lines, {"ok": not failed, "counts": counts, "run_id": run_id,
+                       "outcomes": [{"item": o.item.label, "status": o.status, "reason": o.reason, "seconds": o.seconds,
+                                     "path": str(Path(o.path).relative_to(cfg.root)) if o.path else None} for o in outcomes]})
+    return 1 if failed else 0

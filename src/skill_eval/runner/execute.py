@@ -1,0 +1,306 @@
+"""One run: sandbox -> install the arm's skills -> launch the agent -> record -> seal a bundle.
+
+Everything the run reads from the repository goes through one InputRecorder, so the
+bundle's `observed_inputs` is a fact the freshness check can route, not a self-report.
+The agent's own output is kept untouched in raw/; events, usage and the final text come
+from the adapter's parser; the claim is parsed here exactly as the graders will re-parse
+it. A run cut short (timeout, max turns, budget, agent error) is sealed as an explicit
+`incomplete`/`error` bundle, never dropped and never passed off as complete.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from skill_eval import __version__, claim, freshness
+from skill_eval.adapters import get_adapter
+from skill_eval.adapters.base import Adapter, NormalizedRun
+from skill_eval.config import Config
+from skill_eval.errors import ConfigError
+from skill_eval.inputs import InputRecorder
+from skill_eval.modelserver import KIND_FOR_ADAPTER, start_server
+from skill_eval.modelserver.script import ModelScript, parse_script
+from skill_eval.runner.bundle_writer import BundleWriter
+from skill_eval.runner.plan import RunItem, bundle_path
+from skill_eval.runner.sandbox import Sandbox, watch_paths
+
+# Functions allowed to touch files directly (sandbox-private paths only, never repository
+# inputs); tests/test_input_accessor.py enforces that nothing else in runner/ opens files.
+FILE_IO_HELPERS = ("_write_private", "_read_private")
+PROMPTS = "prompts"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    adapter: str
+    model: str | None = None
+    model_server: str | None = None  # "scripted:<file or directory of <item-id>.yaml>"
+    base_url: str | None = None  # a real OpenAI-style endpoint for openai-compatible
+    binary: str | None = None
+    max_turns: int = 40
+    timeout: float = 900.0
+    max_cost_usd: float | None = None
+    real_subject: Path | None = None
+    sandbox_parent: Path | None = None
+    adapter_options: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def scripted(self) -> bool:
+        return bool(self.model_server and self.model_server.startswith("scripted:"))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    item: RunItem
+    status: str  # complete | incomplete | error | skipped
+    reason: str
+    seconds: float
+    path: Path | None
+
+
+def _write_private(path: Path, data: bytes, mode: int = 0o644) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    path.chmod(mode)
+
+
+def _read_private(path: Path) -> bytes:
+    return path.read_bytes() if path.is_file() else b""
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def script_path(cfg: Config, opts: RunOptions, item: RunItem) -> str:
+    """The model script for this item: the file itself, or <dir>/<id>.yaml (trigger/<id>.yaml)."""
+    assert opts.model_server is not None
+    rel = opts.model_server.split(":", 1)[1].rstrip("/")
+    if (cfg.root / rel).is_file():
+        return rel
+    sub = "trigger/" if item.kind == "trigger" else ""
+    return f"{rel}/{sub}{item.item_id}.yaml"
+
+
+def load_item_script(cfg: Config, opts: RunOptions, item: RunItem, recorder: InputRecorder) -> tuple[str, ModelScript]:
+    rel = script_path(cfg, opts, item)
+    if not (cfg.root / rel).is_file():
+        raise ConfigError(f"no model script {rel} for {item.item_id}", fix="write one, or pass --model-server scripted:FILE")
+    return rel, parse_script(recorder.read_bytes(rel), rel, yaml=not rel.endswith(".json"))
+
+
+def render_prompt(cfg: Config, item: RunItem, recorder: InputRecorder, skill_body: str | None) -> str:
+    template = recorder.read_text(f"{cfg.evals_root}/{PROMPTS}/{'trigger' if item.kind == 'trigger' else 'behavioral'}.md")
+    text = item.scenario.prompt if item.scenario else item.prompt.prompt  # type: ignore[union-attr]
+    rendered = template.replace("{prompt}", text.strip())
+    if skill_body:  # the `skill` arm: the body is given, not discovered
+        rendered = f"{skill_body.strip()}\n\n---\n\n{rendered}"
+    return rendered
+
+
+def installed_skills(cfg: Config, item: RunItem) -> list[str]:
+    """Which skills the arm offers: the scenario's skill, every skill for trigger runs, none for baseline."""
+    if item.arm in ("baseline", "docs", "skill"):
+        return []
+    if item.kind == "trigger":
+        src = cfg.root / cfg.skills_source
+        return sorted(p.name for p in src.iterdir() if p.is_dir() and (p / "SKILL.md").is_file() and f"{cfg.skills_source}/{p.name}" != cfg.skills_shared)
+    return [item.skill]
+
+
+def _published(cfg: Config) -> str:
+    if not cfg.published:
+        raise ConfigError("skills.published is empty; the runner installs skills from a published copy")
+    return cfg.published[0]
+
+
+def _install(cfg: Config, recorder: InputRecorder, names: list[str], dest: Path) -> None:
+    for name in names:
+        files = recorder.read_tree(f"{_published(cfg)}/{name}")
+        for rel, data in files.items():
+            _write_private(dest / name / rel, data)
+
+
+def _skill_body(cfg: Config, recorder: InputRecorder, item: RunItem) -> str | None:
+    if item.arm == "skill":
+        return recorder.read_text(f"{_published(cfg)}/{item.skill}/SKILL.md")
+    if item.arm == "docs" and cfg.subject.cli_reference:
+        return "Reference for the tool you may use:\n\n" + recorder.read_text(cfg.subject.cli_reference)
+    return None
+
+
+def _spawn(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes, out: Path, err: Path, timeout: float) -> tuple[int, bool]:
+    """Run the agent in its own process group; a timeout kills the whole group."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "wb") as fo, open(err, "wb") as fe:  # noqa: SIM115 - sandbox-private capture files
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=fo, stderr=fe, start_new_session=True)
+        try:
+            proc.communicate(input=stdin, timeout=timeout)
+            return proc.returncode, False
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return proc.returncode, True
+        except BaseException:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+
+
+def _status(nr: NormalizedRun, timed_out: bool, cost: float | None, max_cost: float | None) -> tuple[str, str]:
+    if timed_out:
+        return "incomplete", "timeout: wall-clock budget exhausted"
+    if max_cost is not None and cost is not None and cost > max_cost:
+        return "incomplete", f"budget: cost {cost:.4f} USD > max {max_cost}"
+    if nr.stop_reason in ("max_turns", "budget", "incomplete"):
+        return "incomplete", f"{nr.stop_reason}: " + "; ".join(nr.errors or [nr.stop_reason])
+    if nr.errors:
+        return "error", "; ".join(nr.errors)[:2000]
+    return "complete", ""
+
+
+def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Current, adapter: Adapter,
+             agent_info: dict[str, Any]) -> Outcome:
+    started = time.monotonic()
+    started_at = _now()
+    recorder = InputRecorder(cfg.root)
+    dest = bundle_path(cfg, item)
+    script_rel, script = (None, None)
+    if opts.scripted:
+        script_rel, script = load_item_script(cfg, opts, item, recorder)
+    prompt = render_prompt(cfg, item, recorder, _skill_body(cfg, recorder, item))
+    fixture = f"{cfg.evals_root}/fixtures/{item.scenario.fixture}" if item.scenario else None
+    parent = opts.sandbox_parent or Path(tempfile.gettempdir())
+    box = Sandbox.create(parent, recorder, fixture, profile=cfg.subject, real=opts.real_subject,
+                         setup=item.scenario.setup if item.scenario else (), timeout=opts.timeout)
+    server = None
+    try:
+        base_url = opts.base_url
+        if script is not None and opts.adapter != "scripted":
+            server = start_server(KIND_FOR_ADAPTER[opts.adapter], script)
+            base_url = server.url
+        extra: dict[str, Any] = {}
+        if opts.adapter == "scripted":
+            extra["script"] = (cfg.root / script_rel).resolve()  # type: ignore[operator]
+        credentials = {k: os.environ[k] for k in adapter.credential_vars() if k in os.environ} if not script else None
+        model = script.model_id if script else opts.model
+        spec = adapter.launch(prompt, home=box.home, workdir=box.work, model=None if script else opts.model,
+                              max_turns=opts.max_turns, binary=agent_info.get("binary") or opts.binary, base_url=base_url,
+                              credentials=credentials, **extra)
+        names = installed_skills(cfg, item)
+        _install(cfg, recorder, names, spec.skill_dirs[0])
+        box.initial = box.tree()  # the installed skills are part of what the agent was given
+        for rel, data in spec.home_files.items():
+            _write_private(box.home / rel, data)
+        env = {**box.env, **{k: v for k, v in spec.env.items() if k != "PATH"}}
+        raw_out, raw_err = box.root / "raw" / "stream.jsonl", box.root / "raw" / "stderr.log"
+        t0 = time.monotonic()
+        code, timed_out = _spawn(spec.argv, box.work, env, spec.stdin, raw_out, raw_err, opts.timeout)
+        wall = round(time.monotonic() - t0, 3)
+        raw = _read_private(raw_out)
+        nr = adapter.parse(raw, [str(d) for d in spec.skill_dirs], cwd=str(box.work), installed_skills=names, exit_code=code)
+        usage = {**nr.usage, "wall_clock_s": wall, "retries": nr.usage.get("retries") or 0}
+        status, reason = _status(nr, timed_out, usage.get("cost_usd"), opts.max_cost_usd)
+        calls = box.calls()
+        sandbox_block = box.finish()
+        facts = box.run_actions(item.scenario.actions, watch=watch_paths(item.scenario)) if item.scenario and item.scenario.actions else None
+        parsed = claim.extract(nr.final_text, cfg.subject)
+        meta: dict[str, Any] = {
+            "schema_version": 1, "kind": item.kind, "arm": item.arm, "run_id": item.run_id, "k": item.k,
+            "skill": item.skill if item.kind == "behavioral" else None,
+            "agent": {"name": adapter.name, "version": agent_info.get("version") or nr.agent_version or "unknown",
+                      "binary_sha256": agent_info.get("sha256")},
+            "model": model or nr.model or "unknown", "adapter_tier": adapter.tier, "runner_version": __version__,
+            "observed_inputs": recorder.observed(), "sandbox": sandbox_block,
+            "started_at": started_at, "finished_at": _now(), "seed": None, "temperature": None,
+            "status": status, "scripted": bool(script),
+            "extra": {"exit_code": code, "timed_out": timed_out, "run_errors": nr.errors, "stop_reason": nr.stop_reason,
+                      "installed_skills": names, "model_script": script_rel, **({"package": agent_info["package"]} if agent_info.get("package") else {})},
+        }
+        if item.kind == "behavioral":
+            meta["scenario"] = item.item_id
+        else:
+            meta["prompt_id"] = item.item_id
+        if reason:
+            meta["status_reason"] = reason
+        keys = set(freshness.required_keys(meta, cur))
+        for obs in meta["observed_inputs"]:
+            keys.update(cur.route(obs["path"]))
+        meta["digests"] = {k: cur.digest(k) for k in sorted(keys) if cur.digest(k)}
+        writer = BundleWriter(dest, box.secrets(spec.credential_vars))
+        try:
+            writer.add_text("prompt.txt", prompt)
+            writer.add_bytes("raw/stream.jsonl", raw)
+            writer.add_bytes("raw/stderr.log", _read_private(raw_err))
+            writer.add_jsonl("events.jsonl", nr.events)
+            writer.add_text("final.md", nr.final_text)
+            writer.add_json("claim.json", parsed.as_file())
+            writer.add_json("usage.json", usage)
+            if item.kind == "behavioral":
+                writer.add_jsonl("calls.jsonl", calls)
+                if (box.record / "captured").is_dir():
+                    writer.add_tree("captured", box.record / "captured")
+            if facts is not None:
+                writer.add_json("facts.json", facts.facts)
+                for digest, data in facts.blobs.items():
+                    writer.add_bytes(f"facts/blobs/{digest}", data)
+            writer.add_json("meta.json", meta)
+            writer.seal()
+        except BaseException:
+            writer.abort()
+            raise
+        return Outcome(item, status, reason, round(time.monotonic() - started, 2), dest)
+    finally:
+        if server is not None:
+            server.stop()
+        box.cleanup()
+
+
+def resolve_binary(adapter: Adapter, explicit: str | None, root: Path) -> str | None:
+    """--agent-binary, PATH, then the e2e cache (.cache/agent-clis); None for in-process adapters."""
+    if adapter.name in ("scripted", "openai-compatible"):
+        return None
+    if explicit:
+        if not Path(explicit).is_file():
+            raise ConfigError(f"--agent-binary {explicit} does not exist")
+        return explicit
+    found = shutil.which(adapter.executable)
+    cached = root / ".cache" / "agent-clis" / "node_modules" / ".bin" / adapter.executable
+    if found:
+        return found
+    if cached.exists():
+        return str(cached)
+    package = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli"}.get(adapter.executable, adapter.executable)
+    raise ConfigError(f"the {adapter.name} agent binary `{adapter.executable}` is not installed",
+                      fix=f"npm install -g {package} (or `python scripts/install_agent_clis.py`), or pass --agent-binary PATH")
+
+
+def preflight(cfg: Config, opts: RunOptions) -> tuple[Adapter, dict[str, Any]]:
+    """Fail early and clearly: unknown adapter, missing binary, missing credential, missing subject."""
+    adapter = get_adapter(opts.adapter, **opts.adapter_options)
+    binary = resolve_binary(adapter, opts.binary, cfg.root)
+    if opts.adapter == "scripted" and not opts.scripted:
+        raise ConfigError("the scripted adapter needs --model-server scripted:PATH (a model script or a directory of them)")
+    if not opts.scripted and adapter.credential_vars() and not any(os.environ.get(v) for v in adapter.credential_vars()):
+        raise ConfigError(f"no credential for {adapter.name}: none of {', '.join(adapter.credential_vars())} is set",
+                          fix="export one of them, or record with scripted model turns: --model-server scripted:PATH")
+    if opts.adapter == "openai-compatible" and not opts.scripted and not opts.base_url:
+        raise ConfigError("openai-compatible needs an endpoint", fix="pass --base-url (e.g. http://127.0.0.1:11434/v1)")
+    info: dict[str, Any] = {}
+    if binary:
+        bi = adapter.binary_info(binary)
+        info = {"version": bi.version, "sha256": bi.sha256, "package": getattr(bi, "package", None)}
+    else:
+        import sys
+
+        info = {"version": f"skill-eval {__version__} (python {sys.version.split()[0]})", "sha256": None}
+    return adapter, {**info, "binary": binary}
