@@ -40,5 +40,5 @@ def lint(session: nox.Session) -> None:
 def e2e(session: nox.Session) -> None:
     """Real Claude Code, Codex and Gemini CLIs against the scripted model servers."""
     session.install("-e", ".[test]")
-    session.run("python", "scripts/install_agent_clis.py", external=False)
-    session.run("pytest", "-m", "e2e", "-v", *session.posargs)
+    session.run("python", "scripts/install_agent_clis.py")
+    session.run("pytest", "-m", "e2e", *session.posargs)

@@ -39,7 +39,7 @@ class SubjectProfile:
     format_dest_options: tuple[str, ...] = ()
     path_options: tuple[str, ...] = ()
     directory_options: tuple[str, ...] = ()
-    stdout_token: str = "-"
+    stdout_token: str = "-"  # noqa: S105 - the stdout destination, not a credential
     consumer_verdict_paths: tuple[str, ...] = ()
     evidence_path: str | None = None
     side_digest_paths: tuple[str, ...] = ()

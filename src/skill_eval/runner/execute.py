@@ -35,7 +35,7 @@ from skill_eval.runner.sandbox import Sandbox, watch_paths
 
 # Functions allowed to touch files directly (sandbox-private paths only, never repository
 # inputs); tests/test_input_accessor.py enforces that nothing else in runner/ opens files.
-FILE_IO_HELPERS = ("_write_private", "_read_private")
+FILE_IO_HELPERS = ("_write_private", "_read_private", "_spawn")
 PROMPTS = "prompts"
 
 

@@ -51,7 +51,7 @@ BASE_ENV = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "dumb", "NO_COLOR": 
             "GIT_AUTHOR_NAME": "skill-eval", "GIT_AUTHOR_EMAIL": "skill-eval@invalid",
             "GIT_COMMITTER_NAME": "skill-eval", "GIT_COMMITTER_EMAIL": "skill-eval@invalid"}
 
-FILE_IO_HELPERS = ("_write_file", "_read_file")
+FILE_IO_HELPERS = ("_write_file", "_read_file", "tree_state")  # tree_state walks the sandbox, never the repo
 
 
 class SandboxError(SkillEvalError):

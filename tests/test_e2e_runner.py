@@ -1,0 +1,40 @@
+"""e2e: the real agent CLIs through the runner, the scripted model server, the shim and the real
+abicheck; the sealed bundle is then graded. Needs `python scripts/install_agent_clis.py`."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skill_eval.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = REPO / ".cache" / "agent-clis" / "node_modules" / ".bin"
+SCRIPT = "agent-evals/skills/model-scripts/abi-compat-review-removed-export.yaml"
+CASES = {"claude-code": ("claude", "1"), "codex": ("codex", "2"), "gemini-cli": ("gemini", "1")}
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.mark.parametrize("agent", sorted(CASES))
+def test_real_cli_records_a_bundle_that_grades_clean(repo_copy, capsys, agent):
+    exe, tier = CASES[agent]
+    binary = BIN / exe
+    if not binary.exists():
+        pytest.skip(f"{exe} not installed: run `python scripts/install_agent_clis.py`")
+    rc = main(["run", "--root", str(repo_copy), "review-removed-export", "--agent", agent, "--agent-binary", str(binary),
+               "--model-server", f"scripted:{SCRIPT}", "--no-trigger", "-k", "1", "--run-id", f"e2e-{agent}", "--timeout", "120"])
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    bundle = repo_copy / f"agent-evals/skills/evidence/abi-compat-review/skill-agent/e2e-{agent}/review-removed-export/0"
+    meta = json.loads((bundle / "meta.json").read_text())
+    assert meta["agent"]["name"] == agent and meta["adapter_tier"] == tier and meta["model"].startswith("scripted:")
+    events = [json.loads(line) for line in (bundle / "events.jsonl").read_text().splitlines()]
+    assert {"type": "skill_activated", "skill": "abi-compat-review", "tier": tier} in events
+    calls = [json.loads(line) for line in (bundle / "calls.jsonl").read_text().splitlines()]
+    assert len(calls) == 1 and calls[0]["argv"][:2] == ["abicheck", "compare"] and calls[0]["exit_code"] == 4
+    assert json.loads((bundle / "claim.json").read_text())["claim"]["verdict"] == "BREAKING"
+    assert main(["grade", "--root", str(repo_copy), "--json", str(bundle)]) == 0
+    grade = json.loads(capsys.readouterr().out)
+    grade = grade[0] if isinstance(grade, list) else grade.get("bundles", [grade])[0] if "bundles" in grade else grade
+    assert grade["failed_dimensions"] == [] and grade["zero_tolerance_failed"] == []
