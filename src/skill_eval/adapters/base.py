@@ -155,6 +155,17 @@ class Adapter:
     def credential_vars(self) -> tuple[str, ...]:
         return ()
 
+    def add_endpoint(self, env: dict[str, str], base_url: str | None, credentials: Mapping[str, str] | None,
+                     *, url_var: str | None, key_var: str) -> dict[str, str]:
+        """A scripted server gets its URL and a dummy key; a real endpoint gets the caller's credentials."""
+        if base_url:
+            if url_var:
+                env[url_var] = base_url
+            env[key_var] = SCRIPTED_DUMMY_KEY
+        elif credentials:
+            env.update({var: credentials[var] for var in self.credential_vars() if var in credentials})
+        return env
+
     def binary_info(self, path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None) -> BinaryInfo:
         """`binary_info` plus whatever else identifies this agent's code (see extra_identity)."""
         resolved = Path(path).resolve(strict=True)

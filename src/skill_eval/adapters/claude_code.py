@@ -120,14 +120,7 @@ class ClaudeCodeAdapter(Adapter):
             "CLAUDE_CODE_DISABLE_BUNDLED_SKILLS": "1",
             "IS_SANDBOX": "1",
         }
-        if base_url:
-            env["ANTHROPIC_BASE_URL"] = base_url
-            env["ANTHROPIC_API_KEY"] = base.SCRIPTED_DUMMY_KEY
-        elif credentials:
-            for var in self.credential_vars():
-                if var in credentials:
-                    env[var] = credentials[var]
-        return env
+        return self.add_endpoint(env, base_url, credentials, url_var="ANTHROPIC_BASE_URL", key_var="ANTHROPIC_API_KEY")
 
     def credential_vars(self) -> tuple[str, ...]:
         return ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")

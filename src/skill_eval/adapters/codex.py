@@ -102,13 +102,7 @@ class CodexAdapter(Adapter):
         credentials: Mapping[str, str] | None = None,
     ) -> dict[str, str]:
         env = {"HOME": str(home), "CODEX_HOME": str(home / ".codex")}
-        if base_url:
-            env[KEY_VAR] = base.SCRIPTED_DUMMY_KEY
-        elif credentials:
-            for var in self.credential_vars():
-                if var in credentials:
-                    env[var] = credentials[var]
-        return env
+        return self.add_endpoint(env, base_url, credentials, url_var=None, key_var=KEY_VAR)
 
     def credential_vars(self) -> tuple[str, ...]:
         return (KEY_VAR, "OPENAI_API_KEY", "CODEX_API_KEY")

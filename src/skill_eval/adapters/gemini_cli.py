@@ -100,14 +100,7 @@ class GeminiCliAdapter(Adapter):
             "GEMINI_CLI_TRUST_WORKSPACE": "true",
             "NO_COLOR": "1",
         }
-        if base_url:
-            env["GOOGLE_GEMINI_BASE_URL"] = base_url
-            env["GEMINI_API_KEY"] = base.SCRIPTED_DUMMY_KEY
-        elif credentials:
-            for var in self.credential_vars():
-                if var in credentials:
-                    env[var] = credentials[var]
-        return env
+        return self.add_endpoint(env, base_url, credentials, url_var="GOOGLE_GEMINI_BASE_URL", key_var="GEMINI_API_KEY")
 
     def credential_vars(self) -> tuple[str, ...]:
         return ("GEMINI_API_KEY", "GOOGLE_API_KEY")
