@@ -122,3 +122,19 @@ def test_plan_paths_and_run_ids(repo_copy):
     assert plan.default_run_id("claude-code", "scripted:abc") == "claude-code-scripted"
     with pytest.raises(Exception, match="unknown arm"):
         plan.build(cfg, run_id="r", arm="nonsense")
+
+
+def test_released_arm_installs_the_skill_bytes_of_a_ref(repo_copy, capsys):
+    from conftest import git_commit_all
+
+    skill = repo_copy / "skills-src/abi-compat-review/SKILL.md"
+    skill.write_text(skill.read_text() + "\nA newer candidate line.\n")
+    assert main(["generate", "--root", str(repo_copy)]) == 0
+    git_commit_all(repo_copy, "candidate")
+    assert main(["run", "--root", str(repo_copy), "review-removed-export", "--agent", "scripted", "--model-server",
+                 f"scripted:{SCRIPT}", "--no-trigger", "-k", "1", "--run-id", "rel", "--arm", "released:HEAD~1"]) == 0
+    b = repo_copy / "agent-evals/skills/evidence/abi-compat-review/released-HEAD~1/rel/review-removed-export/0"
+    meta = json.loads((b / "meta.json").read_text())
+    assert meta["arm"] == "released:HEAD~1" and meta["extra"]["released_skill_digest"]
+    assert "skill:abi-compat-review" not in meta["digests"]
+    assert "A newer candidate line." not in (b / "events.jsonl").read_text()

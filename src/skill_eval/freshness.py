@@ -81,7 +81,8 @@ def required_keys(meta: dict[str, Any], cur: Current) -> list[str]:
     else:
         if meta.get("scenario"):
             keys.append(f"scenario:{meta['scenario']}")
-        if meta.get("skill") and meta.get("arm") not in ("baseline",):
+        arm = str(meta.get("arm", ""))
+        if meta.get("skill") and arm not in ("baseline", "docs") and not arm.startswith("released:"):
             keys.append(f"skill:{meta['skill']}")
     return sorted(set(keys))
 

@@ -26,6 +26,7 @@ from skill_eval.adapters import get_adapter
 from skill_eval.adapters.base import Adapter, NormalizedRun
 from skill_eval.config import Config
 from skill_eval.errors import ConfigError
+from skill_eval.hashing import TreeEntry, digest_entries
 from skill_eval.inputs import InputRecorder
 from skill_eval.modelserver import KIND_FOR_ADAPTER, start_server
 from skill_eval.modelserver.script import ModelScript, parse_script
@@ -123,11 +124,32 @@ def _published(cfg: Config) -> str:
     return cfg.published[0]
 
 
-def _install(cfg: Config, recorder: InputRecorder, names: list[str], dest: Path) -> None:
+def released_tree(cfg: Config, ref: str, name: str) -> dict[str, bytes]:
+    """A skill's published bytes at a git ref (the `released:<ref>` arm), read from git objects."""
+    prefix = f"{_published(cfg)}/{name}/"
+    ls = subprocess.run(["git", "-C", str(cfg.root), "ls-tree", "-r", "--name-only", ref, "--", prefix],
+                        capture_output=True, text=True, check=False)
+    if ls.returncode != 0 or not ls.stdout.strip():
+        raise ConfigError(f"skill {name!r} has no published copy at {ref!r}", fix="name a ref where the skill was released")
+    out = {}
+    for path in ls.stdout.splitlines():
+        blob = subprocess.run(["git", "-C", str(cfg.root), "show", f"{ref}:{path}"], capture_output=True, check=True)
+        out[path[len(prefix):]] = blob.stdout
+    return out
+
+
+def _install(cfg: Config, recorder: InputRecorder, names: list[str], dest: Path, arm: str = "skill-agent") -> str | None:
+    """Write the arm's skills where the agent discovers them; returns the released tree digest, if any."""
+    released = None
     for name in names:
-        files = recorder.read_tree(f"{_published(cfg)}/{name}")
+        if arm.startswith("released:"):
+            files = released_tree(cfg, arm.split(":", 1)[1], name)
+            released = digest_entries("skill-eval-skill-v1", [TreeEntry(k, "100644", v) for k, v in files.items()])
+        else:
+            files = recorder.read_tree(f"{_published(cfg)}/{name}")
         for rel, data in files.items():
             _write_private(dest / name / rel, data)
+    return released
 
 
 def _skill_body(cfg: Config, recorder: InputRecorder, item: RunItem) -> str | None:
@@ -197,7 +219,7 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
                               max_turns=opts.max_turns, binary=agent_info.get("binary") or opts.binary, base_url=base_url,
                               credentials=credentials, **extra)
         names = installed_skills(cfg, item)
-        _install(cfg, recorder, names, spec.skill_dirs[0])
+        released = _install(cfg, recorder, names, spec.skill_dirs[0], item.arm)
         box.initial = box.tree()  # the installed skills are part of what the agent was given
         for rel, data in spec.home_files.items():
             _write_private(box.home / rel, data)
@@ -224,7 +246,8 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
             "started_at": started_at, "finished_at": _now(), "seed": None, "temperature": None,
             "status": status, "scripted": bool(script),
             "extra": {"exit_code": code, "timed_out": timed_out, "run_errors": nr.errors, "stop_reason": nr.stop_reason,
-                      "installed_skills": names, "model_script": script_rel, **({"package": agent_info["package"]} if agent_info.get("package") else {})},
+                      "installed_skills": names, "model_script": script_rel,
+                      **({"released_skill_digest": released} if released else {}), **({"package": agent_info["package"]} if agent_info.get("package") else {})},
         }
         if item.kind == "behavioral":
             meta["scenario"] = item.item_id
