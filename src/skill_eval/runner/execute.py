@@ -21,12 +21,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skill_eval import __version__, claim, freshness
+from skill_eval import __version__, claim, freshness, strict
 from skill_eval.adapters import get_adapter
 from skill_eval.adapters.base import Adapter, NormalizedRun
 from skill_eval.config import Config
 from skill_eval.errors import ConfigError
-from skill_eval.hashing import TreeEntry, digest_entries
+from skill_eval.hashing import TreeEntry, digest_entries, sha256_bytes, tree_digest
 from skill_eval.inputs import InputRecorder
 from skill_eval.modelserver import KIND_FOR_ADAPTER, start_server
 from skill_eval.modelserver.script import ModelScript, parse_script
@@ -36,7 +36,7 @@ from skill_eval.runner.sandbox import Sandbox, watch_paths
 
 # Functions allowed to touch files directly (sandbox-private paths only, never repository
 # inputs); tests/test_input_accessor.py enforces that nothing else in runner/ opens files.
-FILE_IO_HELPERS = ("_write_private", "_read_private", "_spawn")
+FILE_IO_HELPERS = ("_write_private", "_read_private", "_spawn", "_read_model_script", "scripted_model_id")
 PROMPTS = "prompts"
 
 
@@ -92,11 +92,28 @@ def script_path(cfg: Config, opts: RunOptions, item: RunItem) -> str:
     return f"{rel}/{sub}{item.item_id}.yaml"
 
 
-def load_item_script(cfg: Config, opts: RunOptions, item: RunItem, recorder: InputRecorder) -> tuple[str, ModelScript]:
+def _read_model_script(path: Path) -> bytes:
+    """A model script is the *model*, not a repository input of the skills: like a real model's
+    version it is identified by the bundle's `model` id, so it is read here and not through the
+    InputRecorder (editing a script must not make every other run's evidence stale)."""
+    return strict.read_bytes(path)
+
+
+def scripted_model_id(cfg: Config, opts: RunOptions) -> str:
+    """`scripted:<digest>` of the script file, or of the whole script directory, so one recording
+    of a suite shares one model id (and one baseline per skill and agent)."""
+    rel = opts.model_server.split(":", 1)[1].rstrip("/")  # type: ignore[union-attr]
+    path = cfg.root / rel
+    if path.is_dir():
+        return "scripted:" + tree_digest(path, "skill-eval-model-scripts-v1")
+    return "scripted:" + sha256_bytes(_read_model_script(path))
+
+
+def load_item_script(cfg: Config, opts: RunOptions, item: RunItem) -> tuple[str, ModelScript]:
     rel = script_path(cfg, opts, item)
     if not (cfg.root / rel).is_file():
         raise ConfigError(f"no model script {rel} for {item.item_id}", fix="write one, or pass --model-server scripted:FILE")
-    return rel, parse_script(recorder.read_bytes(rel), rel, yaml=not rel.endswith(".json"))
+    return rel, parse_script(_read_model_script(cfg.root / rel), rel, yaml=not rel.endswith(".json"))
 
 
 def render_prompt(cfg: Config, item: RunItem, recorder: InputRecorder, skill_body: str | None) -> str:
@@ -198,7 +215,7 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
     dest = bundle_path(cfg, item)
     script_rel, script = (None, None)
     if opts.scripted:
-        script_rel, script = load_item_script(cfg, opts, item, recorder)
+        script_rel, script = load_item_script(cfg, opts, item)
     prompt = render_prompt(cfg, item, recorder, _skill_body(cfg, recorder, item))
     fixture = f"{cfg.evals_root}/fixtures/{item.scenario.fixture}" if item.scenario else None
     parent = opts.sandbox_parent or Path(tempfile.gettempdir())
@@ -214,7 +231,7 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         if opts.adapter == "scripted":
             extra["script"] = (cfg.root / script_rel).resolve()  # type: ignore[operator]
         credentials = {k: os.environ[k] for k in adapter.credential_vars() if k in os.environ} if not script else None
-        model = script.model_id if script else opts.model
+        model = scripted_model_id(cfg, opts) if script else opts.model
         spec = adapter.launch(prompt, home=box.home, workdir=box.work, model=None if script else opts.model,
                               max_turns=opts.max_turns, binary=agent_info.get("binary") or opts.binary, base_url=base_url,
                               credentials=credentials, **extra)
@@ -247,6 +264,7 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
             "status": status, "scripted": bool(script),
             "extra": {"exit_code": code, "timed_out": timed_out, "run_errors": nr.errors, "stop_reason": nr.stop_reason,
                       "installed_skills": names, "model_script": script_rel,
+                      **({"model_script_id": script.model_id} if script else {}),
                       **({"released_skill_digest": released} if released else {}), **({"package": agent_info["package"]} if agent_info.get("package") else {})},
         }
         if item.kind == "behavioral":
