@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 NOX := $(VENV)/bin/nox
 
-.PHONY: pr test lint e2e pack generate eval-risk eval-full scorecard clean
+.PHONY: pr test lint e2e pack generate eval-risk eval-full eval-dogfood clean
 
 $(VENV)/.bootstrapped: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ eval-risk: $(VENV)/.bootstrapped   ## record fresh evidence for the risk suite o
 
 eval-full: $(VENV)/.bootstrapped
 	$(VENV)/bin/skill-eval run --suite full
+
+eval-dogfood: $(VENV)/.bootstrapped   ## re-record this repository's committed evidence: real Claude Code CLI, scripted model turns
+	$(VENV)/bin/python scripts/install_agent_clis.py
+	$(VENV)/bin/skill-eval run --suite risk --agent claude-code --model-server scripted:agent-evals/skills/model-scripts/careful -j 2
 
 clean:
 	rm -rf .nox .pytest_cache .ruff_cache
