@@ -121,3 +121,17 @@ def test_scenario_referencing_missing_fixture(repo_copy, capsys):
     captured = capsys.readouterr()
     assert rc in (1, 2)
     assert "fixtures/enum-value/ is missing" in captured.out + captured.err
+
+
+def test_skill_edit_without_new_evidence_names_skill_and_what_to_run(repo_copy, capsys):
+    """The freshness gate the seed calls the one that matters: pack regenerated, evidence not."""
+    edit(repo_copy, "skills-src/abi-consumer-impact/SKILL.md", lambda t: t + "\nA changed instruction.\n")
+    assert main(["generate", "--root", str(repo_copy)]) == 0
+    assert main(["pack", "--root", str(repo_copy)]) == 0
+    capsys.readouterr()
+    rc, out = run_pr(repo_copy, capsys)
+    assert rc == 1
+    assert "pack ok" in out and "freshness fail" in out and "evidence fail" in out
+    assert "re-record evidence for: abi-consumer-impact, trigger (make eval-risk" in out
+    assert "skill:abi-consumer-impact: stale" in out
+    assert "skill:abi-compat-review: stale" not in out  # other skills keep their evidence
