@@ -93,3 +93,25 @@ def test_every_hashed_input_is_git_tracked(mini_repo):
                 assert path.startswith("skill-eval:") or path in tracked
                 continue
             assert any(t == path or t.startswith(path.rstrip("/") + "/") for t in tracked), path
+
+
+def test_this_repositorys_hashed_inputs_are_all_tracked():
+    """A hashed file git does not track (untracked or ignored) would give a fresh clone another digest."""
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    if not (repo / ".git").exists():
+        pytest.skip("not a git checkout")
+    cfg = config.load(repo)
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout.split()
+
+    for entry in pack.compute(cfg).values():
+        for inp in entry.inputs:
+            path = inp.split("#", 1)[0]
+            if path.startswith("skill-eval:"):
+                continue  # skill-eval's own installed source, hashed from the package
+            assert git("ls-files", "--", path), f"{entry.key}: {path} is not tracked by git"
+            stray = git("ls-files", "--others", "--", path) + git("ls-files", "--others", "--ignored", "--exclude-standard", "--", path)
+            assert not stray, f"{entry.key}: untracked or ignored files under {path}: {stray[:5]}"

@@ -138,3 +138,43 @@ def test_released_arm_installs_the_skill_bytes_of_a_ref(repo_copy, capsys):
     assert meta["arm"] == "released:HEAD~1" and meta["extra"]["released_skill_digest"]
     assert "skill:abi-compat-review" not in meta["digests"]
     assert "A newer candidate line." not in (b / "events.jsonl").read_text()
+
+
+def test_stale_bundle_is_replaced_incomplete_kept(repo_copy, capsys):
+    assert run(repo_copy, "-k", "1", "--run-id", "t5") == 0
+    assert run(repo_copy, "-k", "1", "--run-id", "t5b", "--timeout", "0.05") == 1  # sealed incomplete
+    capsys.readouterr()
+    # an unrelated rerun keeps both; the incomplete one is only retried on request
+    assert run(repo_copy, "-k", "1", "--run-id", "t5b", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["counts"] == {}
+    assert run(repo_copy, "-k", "1", "--run-id", "t5b", "--json", "--retry-incomplete") == 0
+    assert json.loads(capsys.readouterr().out)["counts"] == {"complete": 1}
+    # a fixture edit makes the t5 bundle stale: the rerun replaces it
+    lib = repo_copy / "agent-evals/skills/fixtures/removed-export/README.txt"
+    lib.write_text("a new fixture file\n")
+    before = bundles(repo_copy, "t5")[0].read_text()
+    assert run(repo_copy, "-k", "1", "--run-id", "t5", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["counts"] == {"complete": 1}
+    after = bundles(repo_copy, "t5")[0].read_text()
+    assert before != after and main(["freshness", "--root", str(repo_copy), str(bundles(repo_copy, "t5")[0].parent)]) == 0
+
+
+def test_actions_run_after_the_agent_and_oracles_grade_them(repo_copy, capsys):
+    """A scenario's action vectors run in the sandbox after the agent; facts.json feeds the oracles."""
+    sc = repo_copy / "agent-evals/skills/scenarios.yaml"
+    text = sc.read_text()
+    anchor = "  - id: review-removed-export\n"
+    assert anchor in text
+    head, rest = text.split(anchor, 1)
+    extra = ("    actions:\n      - [test, -f, report.json]\n"
+             "    oracle:\n"
+             "      report-kept: {predicate: command-exit-zero, action: 0}\n"
+             "      report-says-breaking: {predicate: file-contains, action: 0, path: report.json, text: '\"verdict\": \"BREAKING\"'}\n")
+    sc.write_text(head + anchor + extra + rest)
+    assert main(["pack", "--root", str(repo_copy)]) == 0
+    assert run(repo_copy, "-k", "1", "--run-id", "t6") == 0
+    b = bundles(repo_copy, "t6")[0].parent
+    facts = json.loads((b / "facts.json").read_text())
+    assert facts["actions"][0]["argv"] == ["test", "-f", "report.json"] and facts["actions"][0]["exit_code"] == 0
+    capsys.readouterr()
+    assert main(["grade", "--root", str(repo_copy), "--json", str(b)]) == 0

@@ -47,6 +47,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-turns", type=int, default=None)
     p.add_argument("--timeout", type=float, default=None, help="wall-clock seconds per run")
     p.add_argument("--max-cost", type=float, default=None, help="USD per run; a run over it is sealed incomplete")
+    p.add_argument("--retry-incomplete", action="store_true",
+                   help="also re-run items whose bundle is sealed incomplete (default: keep them; they are evidence too)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
 
 
@@ -66,14 +68,20 @@ def run(args: argparse.Namespace) -> int:
     run_id = args.run_id or plan.default_run_id(agent, "scripted" if opts.scripted else opts.model)
     items = plan.build(cfg, suite=args.suite, base=args.base, ids=args.ids or None, arm=args.arm, k=args.k,
                        run_id=run_id, include_trigger=not args.no_trigger)
-    todo = [i for i in items if not plan.is_done(cfg, i)]
-    header = f"run: {len(items)} bundles planned ({len(items) - len(todo)} already recorded), agent {agent}, run id {run_id}"
+    cur = freshness.current(cfg)
+    states = {i.label: plan.existing_state(cfg, i, cur) for i in items}
+    redo = {"missing", "stale", "unreadable"} | ({"incomplete"} if args.retry_incomplete else set())
+    todo = [i for i in items if states[i.label] in redo]
+    stale = [i for i in todo if states[i.label] in ("stale", "unreadable", "incomplete")]
+    header = (f"run: {len(items)} bundles planned ({len(items) - len(todo)} already recorded"
+              + (f", {len(stale)} stale/unreadable to replace" if stale else "") + f"), agent {agent}, run id {run_id}")
     if args.dry_run:
-        emit(args, [header, *(f"  {i.label}" for i in todo)], {"planned": len(items), "todo": [i.label for i in todo]})
+        emit(args, [header, *(f"  {i.label} ({states[i.label]})" for i in todo)], {"planned": len(items), "todo": [i.label for i in todo]})
         return 0
     adapter, info = preflight(cfg, opts)
     removed = discard_partials(plan.evidence_root(cfg)) + plan.discard_partials(cfg) if plan.evidence_root(cfg).is_dir() else []
-    cur = freshness.current(cfg)
+    for item in stale:
+        plan.retire(cfg, item)
     if not args.json:
         print(header + (f"; discarded {plural(len(removed), 'partial bundle')}" if removed else ""), file=sys.stderr)
     outcomes = run_all(todo, lambda item: run_item(cfg, item, opts, cur, adapter, info), jobs=args.jobs,

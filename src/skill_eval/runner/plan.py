@@ -8,15 +8,19 @@ interrupted run (temp dirs that never got renamed into place) are discarded.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from skill_eval import content, selection
 from skill_eval.config import Config
 from skill_eval.errors import ConfigError
 
+# existing_state reads earlier runs' sealed meta.json: outputs of the runner, never inputs of a run.
+FILE_IO_HELPERS = ("existing_state",)
 EVIDENCE = "evidence"
 TMP_PREFIX = ".tmp-"
 ARM_RE = re.compile(r"^(skill-agent|skill|docs|baseline|released:[^/\s]+)$")
@@ -104,3 +108,35 @@ def discard_partials(cfg: Config) -> list[Path]:
 
 def is_done(cfg: Config, item: RunItem) -> bool:
     return (bundle_path(cfg, item) / "meta.json").is_file()
+
+
+def existing_state(cfg: Config, item: RunItem, cur: Any) -> str:
+    """missing | fresh | stale | incomplete | unreadable, for an item's sealed bundle.
+
+    Resume keeps `fresh` (complete and recorded against the current content) and, by default,
+    `incomplete` (a run cut off by a budget is evidence too: retrying it silently would turn
+    pass^k into pass-on-the-best-attempt). A `stale` bundle is evidence for content that no
+    longer exists, so the runner replaces it.
+    """
+    from skill_eval import freshness, schemas, strict
+    from skill_eval.errors import InputError
+
+    meta_path = bundle_path(cfg, item) / "meta.json"
+    if not meta_path.is_file():
+        return "missing"
+    try:
+        meta = schemas.validate(strict.load_json(meta_path), "meta", meta_path)
+    except InputError:
+        return "unreadable"
+    if freshness.check_bundle_freshness(cfg, meta, cur):
+        return "stale"
+    return "fresh" if meta.get("status") == "complete" else "incomplete"
+
+
+def retire(cfg: Config, item: RunItem) -> None:
+    """Move a stale bundle out of the way (rename first, so no half-deleted bundle is ever visible)."""
+    path = bundle_path(cfg, item)
+    if path.exists():
+        doomed = path.with_name(f"{TMP_PREFIX}retired-{path.name}-{os.getpid()}")
+        path.rename(doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
