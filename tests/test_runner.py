@@ -178,3 +178,21 @@ def test_actions_run_after_the_agent_and_oracles_grade_them(repo_copy, capsys):
     assert facts["actions"][0]["argv"] == ["test", "-f", "report.json"] and facts["actions"][0]["exit_code"] == 0
     capsys.readouterr()
     assert main(["grade", "--root", str(repo_copy), "--json", str(b)]) == 0
+
+
+def test_trigger_run_stops_once_activation_is_observed(repo_copy, capsys):
+    script = repo_copy / "agent-evals/skills/model-scripts/slow-trigger.yaml"
+    script.write_text("schema_version: 1\ndescription: activates, then would keep working\nturns:\n"
+                      "  - tools:\n      - skill: abi-compat-review\n"
+                      "  - tools:\n      - shell: sleep 20\n"
+                      "  - final: done\n")
+    t = time.monotonic()
+    assert main(["run", "--root", str(repo_copy), "review-struct-member", "--agent", "scripted", "--model-server",
+                 "scripted:agent-evals/skills/model-scripts/slow-trigger.yaml", "-k", "1", "--run-id", "t7"]) == 0
+    assert time.monotonic() - t < 15
+    b = repo_copy / "agent-evals/skills/evidence/trigger/skill-agent/t7/review-struct-member/0"
+    meta = json.loads((b / "meta.json").read_text())
+    assert meta["status"] == "complete" and meta["extra"]["stopped_on_activation"] is True
+    assert json.loads((b / "usage.json").read_text())["stop_reason"] == "activation_observed"
+    capsys.readouterr()
+    assert main(["grade", "--root", str(repo_copy), str(b)]) == 0

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -177,21 +178,42 @@ def _skill_body(cfg: Config, recorder: InputRecorder, item: RunItem) -> str | No
     return None
 
 
-def _spawn(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes, out: Path, err: Path, timeout: float) -> tuple[int, bool]:
-    """Run the agent in its own process group; a timeout kills the whole group."""
+def _spawn(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes, out: Path, err: Path, timeout: float,
+           stop_when: Callable[[bytes], bool] | None = None) -> tuple[int, bool, bool]:
+    """Run the agent in its own process group -> (exit code, timed out, stopped early).
+
+    A timeout kills the whole group. `stop_when` is polled on the stream captured so far; when it
+    holds (a trigger run has shown its activation) the group is stopped, as DESIGN's trigger runs
+    stop once activation is observed instead of paying for the rest of the task.
+    """
     out.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + timeout
     with open(out, "wb") as fo, open(err, "wb") as fe:  # noqa: SIM115 - sandbox-private capture files
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=fo, stderr=fe, start_new_session=True)
         try:
-            proc.communicate(input=stdin, timeout=timeout)
-            return proc.returncode, False
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            return proc.returncode, True
+            try:
+                proc.stdin.write(stdin)  # type: ignore[union-attr]
+                proc.stdin.close()  # type: ignore[union-attr]
+            except BrokenPipeError:
+                pass
+            while True:
+                try:
+                    proc.wait(timeout=min(0.25, max(0.01, deadline - time.monotonic())))
+                    return proc.returncode, False, False
+                except subprocess.TimeoutExpired:
+                    pass
+                if time.monotonic() >= deadline:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+                    return proc.returncode, True, False
+                if stop_when is not None and stop_when(out.read_bytes()):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+                    return proc.returncode, False, True
         except BaseException:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
             raise
 
 
@@ -242,12 +264,22 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
             _write_private(box.home / rel, data)
         env = {**box.env, **{k: v for k, v in spec.env.items() if k != "PATH"}}
         raw_out, raw_err = box.root / "raw" / "stream.jsonl", box.root / "raw" / "stderr.log"
+        roots = [str(d) for d in spec.skill_dirs]
+        stop_when = None
+        if item.kind == "trigger" and names:
+            def stop_when(partial: bytes) -> bool:
+                events = adapter.parse(partial, roots, cwd=str(box.work), installed_skills=names).events
+                return any(e.get("type") == "skill_activated" for e in events)
         t0 = time.monotonic()
-        code, timed_out = _spawn(spec.argv, box.work, env, spec.stdin, raw_out, raw_err, opts.timeout)
+        code, timed_out, stopped = _spawn(spec.argv, box.work, env, spec.stdin, raw_out, raw_err, opts.timeout, stop_when)
         wall = round(time.monotonic() - t0, 3)
         raw = _read_private(raw_out)
-        nr = adapter.parse(raw, [str(d) for d in spec.skill_dirs], cwd=str(box.work), installed_skills=names, exit_code=code)
-        usage = {**nr.usage, "wall_clock_s": wall, "retries": nr.usage.get("retries") or 0}
+        nr = adapter.parse(raw, roots, cwd=str(box.work), installed_skills=names, exit_code=None if stopped else code)
+        if stopped:  # the cut-off stream is expected: no terminal event, killed process
+            nr.errors = [e for e in nr.errors if not e.startswith(("incomplete_stream", "agent_error"))]
+            nr.stop_reason = "activation_observed"
+        usage = {**nr.usage, "wall_clock_s": wall, "retries": nr.usage.get("retries") or 0,
+                 **({"stop_reason": "activation_observed"} if stopped else {})}
         status, reason = _status(nr, timed_out, usage.get("cost_usd"), opts.max_cost_usd)
         calls = box.calls()
         sandbox_block = box.finish()
@@ -262,7 +294,7 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
             "observed_inputs": recorder.observed(), "sandbox": sandbox_block,
             "started_at": started_at, "finished_at": _now(), "seed": None, "temperature": None,
             "status": status, "scripted": bool(script),
-            "extra": {"exit_code": code, "timed_out": timed_out, "run_errors": nr.errors, "stop_reason": nr.stop_reason,
+            "extra": {"exit_code": code, "timed_out": timed_out, "stopped_on_activation": stopped, "run_errors": nr.errors, "stop_reason": nr.stop_reason,
                       "installed_skills": names, "model_script": script_rel,
                       **({"model_script_id": script.model_id} if script else {}),
                       **({"released_skill_digest": released} if released else {}), **({"package": agent_info["package"]} if agent_info.get("package") else {})},
