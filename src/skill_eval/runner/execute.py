@@ -126,13 +126,12 @@ def render_prompt(cfg: Config, item: RunItem, recorder: InputRecorder, skill_bod
     return rendered
 
 
-def installed_skills(cfg: Config, item: RunItem) -> list[str]:
+def installed_skills(item: RunItem, cur: freshness.Current) -> list[str]:
     """Which skills the arm offers: the scenario's skill, every skill for trigger runs, none for baseline."""
     if item.arm in ("baseline", "docs", "skill"):
         return []
     if item.kind == "trigger":
-        src = cfg.root / cfg.skills_source
-        return sorted(p.name for p in src.iterdir() if p.is_dir() and (p / "SKILL.md").is_file() and f"{cfg.skills_source}/{p.name}" != cfg.skills_shared)
+        return sorted(cur.skills)
     return [item.skill]
 
 
@@ -257,7 +256,7 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         spec = adapter.launch(prompt, home=box.home, workdir=box.work, model=None if script else opts.model,
                               max_turns=opts.max_turns, binary=agent_info.get("binary") or opts.binary, base_url=base_url,
                               credentials=credentials, **extra)
-        names = installed_skills(cfg, item)
+        names = installed_skills(item, cur)
         released = _install(cfg, recorder, names, spec.skill_dirs[0], item.arm)
         box.initial = box.tree()  # the installed skills are part of what the agent was given
         for rel, data in spec.home_files.items():
