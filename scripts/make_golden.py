@@ -377,9 +377,9 @@ def main(argv: list[str] | None = None) -> int:
     scenarios = {s.id: s for s in content.load_scenarios(cfg, truth=truth)}
     scenarios.update({s.id: s for s in golden_scenarios(cfg, truth)})
     prompts = {p.id: p for p in content.load_trigger_corpus(cfg)}
-    from skill_eval.graders import rubric_of
+    from skill_eval.content import load_rubric
 
-    rubric = rubric_of(cfg)
+    rubric = load_rubric(cfg)
     out = cfg.evals_dir / GOLDEN_DIR
     out.mkdir(parents=True, exist_ok=True)
     real = subject_binary(args.subject)

@@ -196,3 +196,17 @@ def test_trigger_run_stops_once_activation_is_observed(repo_copy, capsys):
     assert json.loads((b / "usage.json").read_text())["stop_reason"] == "activation_observed"
     capsys.readouterr()
     assert main(["grade", "--root", str(repo_copy), str(b)]) == 0
+
+
+def test_discard_partials_spares_a_live_writer(repo_copy):
+    """Leftovers of dead runs go; a concurrent run's in-progress bundle (live pid) stays."""
+    parent = repo_copy / EVIDENCE / "x" / "review-removed-export"
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid whose process has exited
+    dead = parent / f".tmp-0.{gone.pid}.abc"
+    live = parent / f".tmp-1.{os.getpid()}.def"
+    for d in (dead, live):
+        d.mkdir(parents=True)
+        (d / "meta.json").write_text("{}")
+    removed = plan.discard_partials(config.load(repo_copy))
+    assert removed == [dead] and not dead.exists() and live.is_dir()

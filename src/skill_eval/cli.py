@@ -33,7 +33,6 @@ COMMANDS: dict[str, str] = {
     "baseline": "baseline",
     "golden": "golden",
     "run": "run",
-    "judge": "judge",
     "model-server": "model_server",
 }
 

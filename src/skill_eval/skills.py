@@ -10,7 +10,6 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from skill_eval import strict
@@ -176,11 +175,3 @@ def published_path(skill_file: str, fragment: str, shared_root: str) -> str:
     """Link target from a published skill file to the fragment's copy in references/shared/."""
     inside = posixpath.relpath(fragment, shared_root)
     return posixpath.relpath(f"references/shared/{inside}", posixpath.dirname(skill_file) or ".")
-
-
-def is_fragment(path: Path, cfg: Config) -> bool:
-    try:
-        path.resolve().relative_to((cfg.root / cfg.skills_shared).resolve())
-        return True
-    except ValueError:
-        return False

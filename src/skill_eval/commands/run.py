@@ -19,7 +19,6 @@ from skill_eval.checks.surface import find_subject
 from skill_eval.commands._common import load_config, plural
 from skill_eval.output import emit
 from skill_eval.runner import plan
-from skill_eval.runner.bundle_writer import discard_partials
 from skill_eval.runner.execute import RunOptions, preflight, run_item
 from skill_eval.runner.pool import run_all
 from skill_eval.selection import SUITES
@@ -79,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         emit(args, [header, *(f"  {i.label} ({states[i.label]})" for i in todo)], {"planned": len(items), "todo": [i.label for i in todo]})
         return 0
     adapter, info = preflight(cfg, opts)
-    removed = discard_partials(plan.evidence_root(cfg)) + plan.discard_partials(cfg) if plan.evidence_root(cfg).is_dir() else []
+    removed = plan.discard_partials(cfg)
     for item in stale:
         plan.retire(cfg, item)
     if not args.json:

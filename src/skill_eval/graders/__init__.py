@@ -108,10 +108,6 @@ class Grade:
         }
 
 
-def rubric_of(cfg: Config) -> Rubric:
-    return load_rubric(cfg)
-
-
 class Catalog:
     """The repository's evaluation content, loaded once for many bundles."""
 
@@ -122,7 +118,7 @@ class Catalog:
         corpus_path = cfg.evals_dir / "trigger_corpus.yaml"
         self.prompts = {p.id: p for p in load_trigger_corpus(cfg)} if corpus_path.is_file() else {}
         rubric_path = cfg.evals_dir / "rubric.yaml"
-        self.rubric = rubric or (rubric_of(cfg) if rubric_path.is_file() else None)
+        self.rubric = rubric or (load_rubric(cfg) if rubric_path.is_file() else None)
         from skill_eval.golden import golden_dir, golden_scenarios
 
         self.golden_root = golden_dir(cfg).resolve()

@@ -1,14 +1,14 @@
 """Atomic bundle writer (DESIGN §6, §8): a bundle appears whole, or not at all.
 
-Why: resume treats "the bundle directory exists" as "this run finished" (runner.plan.is_done),
+Why: resume treats a sealed, fresh bundle as "this run finished" (runner.plan.existing_state),
 and the evidence gate treats every bundle it finds as evidence. A bundle half-written by a crashed
 or interrupted run must therefore never sit at its final path. The writer builds it in a temp dir
 beside the destination (same filesystem, so the final rename is atomic), redacts credential values
 from everything it writes, refuses to seal if one remains anyway, fsyncs every file and directory,
 and renames into place. Temp dirs of dead writers are discarded on the next start.
 
-Temp dirs are named `.tmp-<name>.<pid>.<random>`; runner.plan.discard_partials removes the same
-prefix across the whole evidence tree at the start of a run.
+Temp dirs are named `.tmp-<name>.<pid>.<random>`; runner.plan.discard_partials applies
+`discard_partials` to every directory of the evidence tree at the start of a run.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from skill_eval.adapters import get_adapter
 from skill_eval.adapters.base import Adapter, NormalizedRun
 from skill_eval.config import Config
 from skill_eval.errors import ConfigError
+from skill_eval.generate import SKILL_DOMAIN
 from skill_eval.hashing import TreeEntry, digest_entries, sha256_bytes, tree_digest
 from skill_eval.inputs import InputRecorder
 from skill_eval.modelserver import KIND_FOR_ADAPTER, start_server
@@ -161,7 +162,7 @@ def _install(cfg: Config, recorder: InputRecorder, names: list[str], dest: Path,
     for name in names:
         if arm.startswith("released:"):
             files = released_tree(cfg, arm.split(":", 1)[1], name)
-            released = digest_entries("skill-eval-skill-v1", [TreeEntry(k, "100644", v) for k, v in files.items()])
+            released = digest_entries(SKILL_DOMAIN, [TreeEntry(k, "100644", v) for k, v in files.items()])
         else:
             files = recorder.read_tree(f"{_published(cfg)}/{name}")
         for rel, data in files.items():

@@ -18,6 +18,7 @@ from typing import Any
 from skill_eval import content, selection
 from skill_eval.config import Config
 from skill_eval.errors import ConfigError
+from skill_eval.runner import bundle_writer
 
 # existing_state reads earlier runs' sealed meta.json: outputs of the runner, never inputs of a run.
 FILE_IO_HELPERS = ("existing_state",)
@@ -94,20 +95,16 @@ def build(
 
 
 def discard_partials(cfg: Config) -> list[Path]:
-    """Remove temp bundle dirs an interrupted run left behind; returns what was removed."""
+    """Remove temp bundle dirs that interrupted runs left anywhere in the evidence tree.
+
+    Each directory holding temp dirs is handed to the bundle writer's own discard, which keeps
+    the temp dir of a writer that is still alive (a concurrent run) and removes the rest.
+    """
     root = evidence_root(cfg)
     if not root.is_dir():
         return []
-    removed = []
-    for p in sorted(root.rglob(f"{TMP_PREFIX}*")):
-        if p.is_dir() and not p.is_symlink():
-            shutil.rmtree(p, ignore_errors=True)
-            removed.append(p)
-    return removed
-
-
-def is_done(cfg: Config, item: RunItem) -> bool:
-    return (bundle_path(cfg, item) / "meta.json").is_file()
+    parents = sorted({p.parent for p in root.rglob(f"{TMP_PREFIX}*") if p.is_dir() and not p.is_symlink()})
+    return [removed for parent in parents for removed in bundle_writer.discard_partials(parent)]
 
 
 def existing_state(cfg: Config, item: RunItem, cur: Any) -> str:
