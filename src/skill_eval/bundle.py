@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from skill_eval import hashing, schemas, strict
-from skill_eval.errors import SkillEvalError
+from skill_eval.errors import SkillEvalError, message_of
 
 KINDS = ("behavioral", "trigger")
 # Files each kind must carry (DESIGN §6; judgments.json and facts.json are optional:
@@ -116,7 +116,7 @@ class Bundle:
         try:
             return strict.read_bytes(path, max_bytes=self.max_bytes)
         except SkillEvalError as exc:
-            reason = str(exc).split(" — fix:")[0]
+            reason = message_of(exc)
             prefix = f"{path}: "
             raise SkillEvalError(f"{rel}: {reason[len(prefix):] if reason.startswith(prefix) else reason}") from None
 
@@ -292,8 +292,8 @@ def _missing(root: Path, name: str) -> bool:
 
 
 def _short(exc: Exception, name: str) -> str:
-    message = str(exc)
+    message = message_of(exc)
     for prefix in (f"{name}: ", f"{name} "):
         if message.startswith(prefix):
             message = message[len(prefix):]
-    return message.split(" — fix:")[0]
+    return message

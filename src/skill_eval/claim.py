@@ -18,7 +18,7 @@ from typing import Any
 
 from skill_eval import schemas, strict
 from skill_eval.config import SubjectProfile
-from skill_eval.errors import SkillEvalError
+from skill_eval.errors import SkillEvalError, message_of
 
 TAG = "skill-eval-claim"
 _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
@@ -119,7 +119,7 @@ def parse_body(body: str, subject: SubjectProfile) -> ClaimResult:
     try:
         value = strict.loads_json(body, "claim envelope")
     except SkillEvalError as exc:
-        return ClaimResult("invalid", None, str(exc).split(" — fix:")[0])
+        return ClaimResult("invalid", None, message_of(exc))
     return from_value(value, subject)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from skill_eval import hashing, strict
 from skill_eval.bundle import Bundle
 from skill_eval.content import Scenario
-from skill_eval.errors import SkillEvalError
+from skill_eval.errors import SkillEvalError, message_of
 
 PREDICATES = ("command-exit-zero", "validation-pass", "git-worktree-clean", "git-managed-paths-only", "file-contains")
 BLOB_DIR = "facts/blobs"
@@ -61,7 +61,7 @@ def _file_contains(fact: dict[str, Any], spec: dict[str, Any], bundle: Bundle) -
         data = bundle.read_captured(f"{BLOB_DIR}/{digest}", digest)
         content = strict.decode_utf8(data, path)
     except SkillEvalError as exc:
-        return str(exc).split(" — fix:")[0]
+        return message_of(exc)
     return None if text in content else f"{path} does not contain {text!r}"
 
 

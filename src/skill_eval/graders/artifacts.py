@@ -16,7 +16,7 @@ from typing import Any
 from skill_eval import hashing, strict
 from skill_eval.bundle import Bundle, Call
 from skill_eval.config import SubjectProfile
-from skill_eval.errors import SkillEvalError
+from skill_eval.errors import SkillEvalError, message_of
 
 # Flags that make an invocation print help or plan instead of comparing anything.
 NON_EXECUTING = ("--help", "-h", "--help-all", "--version", "--dry-run")
@@ -172,7 +172,7 @@ def read_artifact(bundle: Bundle, call: Call, subject: SubjectProfile, coverage_
         try:
             value = strict.loads_json(strict.decode_utf8(data, f"call {call.call} report"), f"call {call.call} report")
         except SkillEvalError as exc:
-            art.problems.append(str(exc).split(" — fix:")[0])
+            art.problems.append(message_of(exc))
             continue
         if isinstance(value, dict):
             reports.append(value)
