@@ -117,7 +117,7 @@ def bootstrap_ci(diffs: Sequence[float], samples: int, seed: int, confidence: fl
     n = len(diffs)
     if n == 0:
         raise ValueError("bootstrap_ci needs at least one paired difference")
-    rng = random.Random(seed)
+    rng = random.Random(seed)  # noqa: S311 - reproducible resampling, not secrecy
     values = list(diffs)
     means = sorted(sum(values[rng.randrange(n)] for _ in range(n)) / n for _ in range(samples))
     a = 1.0 - confidence

@@ -134,7 +134,7 @@ def render(card: dict[str, Any]) -> str:
     parts.append("<h2>Activation</h2>" + figure("activation", "Trigger activation precision / recall per skill (tier)", act_scripted,
                                                bars(act_rows, "activation precision and recall")))
     dim_rows, pk_rows, cost_rows = [], [], []
-    for cell, arm, a, name in arm_rows(card):
+    for _cell, _arm, a, name in arm_rows(card):
         for d, v in a["dimensions"].items():
             text = "ERROR" if a["status"] == "error" else f"{pct(v['rate'])} ({v['passed']}/{v['total']})"
             dim_rows.append((f"{name} · dim {d}", None if a["status"] == "error" else v["rate"], text, "dim"))
