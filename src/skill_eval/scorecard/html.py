@@ -15,8 +15,9 @@ from typing import Any
 
 from skill_eval.scorecard.markdown import lift_figure, pct, summary_line, usd
 
-W, LABEL_W, ROW_H = 760, 300, 22
-PLOT_W = W - LABEL_W - 70
+W, LABEL_W, ROW_H = 960, 340, 22
+PLOT_W = W - LABEL_W - 240
+DIMENSION_COLUMNS = ("1", "2", "3", "4", "5", "6", "oracle")
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1b1f24;max-width:1000px}
 h1{font-size:22px}h2{font-size:17px;margin-top:28px}
@@ -26,6 +27,7 @@ font-size:12px;font-weight:700;text-transform:uppercase;letter-spacing:.04em}
 figure{margin:12px 0 20px}figcaption{font-weight:600;margin-bottom:4px}
 svg text{font:12px system-ui,sans-serif;fill:#1b1f24}svg .muted{fill:#57606a}svg .word{font-weight:700;fill:#9a6700}
 .bar{fill:#2f6fb0}.bar.recall{fill:#2da44e}.bar.cost{fill:#8250df}.bar.fdr{fill:#cf222e}
+.bar.passk{fill:#1a7f37}.bar.floor{fill:#9a6700}
 .ci-bar{stroke:#1b1f24;stroke-width:2}.effect{fill:#1b1f24}.aa-floor{fill:#eaeef2}.axis{stroke:#8c959f;stroke-width:1}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #d0d7de;padding:3px 6px;text-align:left;font-size:13px}
 .note{color:#57606a;font-size:13px}
@@ -89,7 +91,7 @@ def lift_chart(card: dict[str, Any]) -> str:
         name = f"{cell['skill']} · {e['treatment']} vs {e['control']} · {e['split']}"
         out.append(f'<g class="lift-row" data-verdict="{e["verdict"]}"><text x="4" y="{y + 12}">{escape(name)}</text>')
         if e["effect"] is None:
-            out.append(f'<text class="word" x="{LABEL_W}" y="{y + 12}">{escape(e["verdict"])}: {escape(e["reason"][:70])}</text></g>')
+            out.append(f'<text class="word" x="{LABEL_W}" y="{y + 12}">{escape(e["verdict"])}: {escape(_short(e["reason"], 80))}</text></g>')
             continue
         if e["noise_floor"] is not None:
             f = min(1.0, e["noise_floor"])
@@ -101,10 +103,44 @@ def lift_chart(card: dict[str, Any]) -> str:
     return svg(len(rows), "".join(out), "lift with confidence intervals")
 
 
+def _short(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
 def arm_rows(card: dict[str, Any]):
+    """(cell, arm, summary, label); the agent/model joins the label only when there is more than one."""
+    several = len({(c["agent"], c["model"]) for c in card["cells"]}) > 1
     for cell in card["cells"]:
         for arm, a in cell["arms"].items():
-            yield cell, arm, a, f"{cell['skill']} · {cell['agent']}/{cell['model']} · {arm}"
+            who = f" · {cell['agent']}/{cell['model']}" if several else ""
+            yield cell, arm, a, f"{cell['skill']}{who} · {arm}"
+
+
+def heatmap(rows: list[tuple[str, dict[str, Any], str]], columns: tuple[str, ...], label: str) -> str:
+    """Rows x columns of rates: a shaded square per (row, column) with its percentage; words for errors."""
+    if not rows:
+        return empty(label, "no data")
+    cw = min(80, (W - LABEL_W - 10) // len(columns))
+    out = [f'<text class="muted" x="{LABEL_W + i * cw + 4}" y="12">dim {escape(c)}</text>' for i, c in enumerate(columns)]
+    for r, (name, dims, status) in enumerate(rows):
+        y = 20 + r * ROW_H
+        out.append(f'<text x="4" y="{y + 12}">{escape(name)}</text>')
+        if status == "error":
+            out.append(f'<text class="word" x="{LABEL_W + 4}" y="{y + 12}">ERROR: infra errors above the limit, no rates</text>')
+            continue
+        for i, c in enumerate(columns):
+            d = dims.get(c)
+            x = LABEL_W + i * cw
+            if d is None:
+                out.append(f'<text class="muted" x="{x + 4}" y="{y + 12}">—</text>')
+            elif d["rate"] is None:
+                out.append(f'<text class="muted" x="{x + 4}" y="{y + 12}">not judged</text>')
+            else:
+                light = round(92 - 50 * d["rate"])
+                out.append(f'<rect class="cell dim" x="{x}" y="{y + 1}" width="{cw - 4}" height="{ROW_H - 4}" '
+                           f'style="fill:hsl(212,60%,{light}%)"><title>{escape(name)} dim {escape(c)}: {d["passed"]}/{d["total"]}</title></rect>'
+                           f'<text x="{x + 6}" y="{y + 13}" style="fill:{"#fff" if light < 60 else "#1b1f24"}">{pct(d["rate"])}</text>')
+    return svg(len(rows), "".join(out), label)
 
 
 def render(card: dict[str, Any]) -> str:
@@ -135,17 +171,15 @@ def render(card: dict[str, Any]) -> str:
                                                bars(act_rows, "activation precision and recall")))
     dim_rows, pk_rows, cost_rows = [], [], []
     for _cell, _arm, a, name in arm_rows(card):
-        for d, v in a["dimensions"].items():
-            text = "ERROR" if a["status"] == "error" else f"{pct(v['rate'])} ({v['passed']}/{v['total']})"
-            dim_rows.append((f"{name} · dim {d}", None if a["status"] == "error" else v["rate"], text, "dim"))
+        dim_rows.append((name, a["dimensions"], a["status"]))
         for d, v in a["pass_k"].items():
-            pk_rows.append((f"{name} · pass^{v['k']} dim {d}", v["rate"], f"{v['passed']}/{v['scenarios']} scenarios", "passk"))
+            pk_rows.append((f"{name} · dim {d}", v["rate"], f"pass^{v['k']} {v['passed']}/{v['scenarios']} scenarios", "passk"))
         c = a["cost"]
         value = c["usd_per_resolved"]
-        cost_rows.append((name, value, f"{usd(value)} per resolved ({c['source']}; {c['resolved']} resolved)" if value is not None
+        cost_rows.append((name, value, f"{usd(value)} ({c['source']}; {c['resolved']} resolved)" if value is not None
                           else f"n/a ({c['source']} cost, {c['resolved']} resolved)", "cost"))
     parts.append("<h2>Dimensions</h2>" + figure("dimensions", "Dimension pass rates per arm", cells_scripted,
-                                               bars(dim_rows, "dimension pass rates")))
+                                               heatmap(dim_rows, DIMENSION_COLUMNS, "dimension pass rates")))
     parts.append("<h2>pass^k</h2>" + figure("passk", "pass^k for the zero-tolerance dimensions 2 and 6", cells_scripted,
                                           bars(pk_rows, "pass^k for dimensions 2 and 6")))
     parts.append("<h2>Cost</h2>" + figure("cost", "Cost per resolved question (USD; source labelled)", cells_scripted,
