@@ -142,7 +142,7 @@ class Calibration:
 
     def to_json(self) -> dict[str, Any]:
         return {"arm": self.arm, "n_paired": self.n_paired, "false_difference_rate": _r(self.false_difference_rate),
-                "noise_floor": _r(self.noise_floor), "sign_p": _r(self.sign_p), "status": self.status,
+                "noise_floor": _r(self.noise_floor), "sign_p": _p(self.sign_p), "status": self.status,
                 "reason": self.reason}
 
 
@@ -193,7 +193,7 @@ class Lift:
             "treatment": self.treatment, "control": self.control, "verdict": self.verdict, "n_paired": self.n_paired,
             "effect": _r(self.effect) if shown else None,
             "ci": [_r(self.ci[0]), _r(self.ci[1])] if shown and self.ci else None,
-            "sign_test": {"wins": self.wins, "losses": self.losses, "ties": self.ties, "p": _r(self.sign_p)} if shown else None,
+            "sign_test": {"wins": self.wins, "losses": self.losses, "ties": self.ties, "p": _p(self.sign_p)} if shown else None,
             "noise_floor": _r(self.noise_floor), "calibrated": self.calibrated, "reason": self.reason,
             "runs": dict(sorted(self.runs.items())),
         }
@@ -242,3 +242,8 @@ def lift(treatment: str, control: str, t_runs: Sequence[Run], c_runs: Sequence[R
 
 def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
+
+
+def _p(x: float | None) -> float | None:
+    """p-values keep 6 significant digits (a tiny p must not round to 0)."""
+    return None if x is None else float(f"{x:.6g}")

@@ -31,8 +31,8 @@ class Result:
     records: list[RunRecord]
 
 
-def compute(cfg: Config, evidence_root: Path | None = None) -> Result:
-    catalog = Catalog(cfg)
+def compute(cfg: Config, evidence_root: Path | None = None, *, catalog: Catalog | None = None) -> Result:
+    catalog = catalog or Catalog(cfg)
     records, problems = collect(cfg, evidence_root, catalog=catalog)
     infos = [audit_mod.ScenarioInfo(s.id, s.skill, s.prompt, s.holdout) for s in catalog.scenarios.values()]
     texts = {name: audit_mod.skill_text(cfg.root / cfg.skills_source / name) for name in {s.skill for s in infos}}

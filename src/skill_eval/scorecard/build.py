@@ -24,8 +24,9 @@ DIMENSIONS = ("1", "2", "3", "4", "5", "6", "oracle")
 PASS_K_DIMS = ("2", "6")
 
 
-def _r(x: float | None, nd: int = 6) -> float | None:
-    return None if x is None else round(x, nd)
+def _r(x: float | None) -> float | None:
+    """6 significant digits: enough for rates, and a $0.0000123 run cost does not round to 0."""
+    return None if x is None else float(f"{x:.6g}")
 
 
 def _runs(records: Iterable[RunRecord]) -> list[stats.Run]:

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from skill_eval import bundle as bundle_mod
-from skill_eval import isolation, outcomes
+from skill_eval import isolation, outcomes, schemas, strict
 from skill_eval.config import Config
+from skill_eval.errors import SkillEvalError, message_of
 from skill_eval.graders import Catalog, grade_bundle
 
 LAYOUT_DEPTH = 5  # <skill|trigger>/<arm>/<run-id>/<item>/<k>
@@ -93,6 +94,55 @@ def bundle_dirs(evidence_root: Path) -> list[Path]:
     return out
 
 
+@dataclass
+class Light:
+    """The few bundle files the scorecard reads beside the grade (meta, usage, claim, events).
+
+    Read strictly (no symlinks or escapes, size cap, strict JSON) but without per-line schema
+    validation of events: grading already validates every file, and a malformed bundle fails its
+    grade; contamination is read from whatever events parse, so leniency can only find more.
+    """
+
+    meta: dict[str, Any] | None
+    usage: dict[str, Any] | None
+    claim_file: dict[str, Any] | None
+    events: list[dict[str, Any]]
+    problem: str = ""
+
+
+def _json(path: Path, name: str, max_bytes: int, schema: str | None = None) -> Any:
+    try:
+        value = strict.load_json(bundle_mod.safe_path(path, name), max_bytes=max_bytes)
+    except SkillEvalError:
+        return None
+    if schema is not None and schemas.errors(value, schema):
+        return None
+    return value
+
+
+def read_light(path: Path, max_bytes: int) -> Light:
+    try:
+        meta = strict.load_json(bundle_mod.safe_path(path, "meta.json"), max_bytes=max_bytes)
+    except SkillEvalError as exc:
+        return Light(None, None, None, [], message_of(exc))
+    errs = schemas.errors(meta, "meta")
+    if errs:
+        return Light(None, None, None, [], f"meta.json does not match schemas/meta.schema.json: {errs[0]}")
+    events: list[dict[str, Any]] = []
+    try:
+        text = strict.decode_utf8(strict.read_bytes(bundle_mod.safe_path(path, "events.jsonl"), max_bytes=max_bytes), path)
+        for i, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                ev = strict.loads_json(line, f"events.jsonl:{i}")
+                if isinstance(ev, dict):
+                    events.append(ev)
+    except SkillEvalError:
+        pass
+    usage = _json(path, "usage.json", max_bytes, "usage")
+    claim = _json(path, "claim.json", max_bytes, "claim_file")
+    return Light(meta, usage, claim, events)
+
+
 def collect(cfg: Config, evidence_root: Path | None = None, *, catalog: Catalog | None = None
             ) -> tuple[list[RunRecord], list[str]]:
     """Every bundle as a RunRecord, plus problems (bundles whose meta.json cannot be read)."""
@@ -101,16 +151,15 @@ def collect(cfg: Config, evidence_root: Path | None = None, *, catalog: Catalog 
     records, problems = [], []
     for path in bundle_dirs(root):
         rel = path.relative_to(root).as_posix()
-        b = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes)
+        b = read_light(path, cfg.max_bundle_file_bytes)
         if b.meta is None:
-            why = "; ".join(str(p) for p in b.problems if p.file == "meta.json") or "meta.json unreadable"
-            problems.append(f"evidence/{rel}: {why}")
+            problems.append(f"evidence/{rel}: {b.problem}")
             continue
         records.append(_record(cfg, catalog, path, rel, b))
     return records, problems
 
 
-def _record(cfg: Config, catalog: Catalog, path: Path, rel: str, b: bundle_mod.Bundle) -> RunRecord:
+def _record(cfg: Config, catalog: Catalog, path: Path, rel: str, b: Light) -> RunRecord:
     meta = b.meta or {}
     g = grade_bundle(path, catalog)
     outcome = outcomes.outcome_of(meta, b.usage)
