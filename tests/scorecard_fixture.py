@@ -127,7 +127,7 @@ def replicate(src_root: Path, dest_root: Path, copies: int) -> int:
         bundle = meta.parent
         rel = bundle.relative_to(src_root).parts
         for c in range(copies):
-            run_id = f"{rel[2]}-r{c}"
+            run_id = f"r{c}-{rel[2]}"  # keeps an A/A run id's -aa suffix
             dest = dest_root.joinpath(rel[0], rel[1], run_id, *rel[3:])
             shutil.copytree(bundle, dest)
             _edit_meta(dest, run_id=run_id)
