@@ -137,7 +137,8 @@ def cost_gate(cell: dict[str, Any], threshold: float) -> list[str]:
             continue
         rise = tc / cc - 1
         if rise > threshold:
-            problems.append(f"cost regression: {cell['skill']} {cell['agent']}/{cell['model']}: {t} "
+            tag = " [scripted]" if cell["scripted"] and cell["model"] != "scripted" else ""
+            problems.append(f"cost regression: {cell['skill']} {cell['agent']}/{cell['model']}{tag}: {t} "
                             f"${tc:.4f}/run vs {c} ${cc:.4f}/run (+{rise:.1%} > {threshold:.0%}; "
                             f"sources {arms[t]['cost']['source']}/{arms[c]['cost']['source']})")
     return problems

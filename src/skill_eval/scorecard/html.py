@@ -88,7 +88,7 @@ def lift_chart(card: dict[str, Any]) -> str:
            f'<text class="muted" x="{x(1) - 8:.0f}" y="12">+1</text>']
     for i, (cell, e) in enumerate(rows):
         y = 20 + i * ROW_H
-        name = f"{cell['skill']} · {e['treatment']} vs {e['control']} · {e['split']}"
+        name = f"{cell['skill']} · {e['treatment']} vs {e['control']} · {e['split']}{row_tag(card, cell)}"
         out.append(f'<g class="lift-row" data-verdict="{e["verdict"]}"><text x="4" y="{y + 12}">{escape(name)}</text>')
         if e["effect"] is None:
             out.append(f'<text class="word" x="{LABEL_W}" y="{y + 12}">{escape(e["verdict"])}: {escape(_short(e["reason"], 80))}</text></g>')
@@ -113,7 +113,13 @@ def arm_rows(card: dict[str, Any]):
     for cell in card["cells"]:
         for arm, a in cell["arms"].items():
             who = f" · {cell['agent']}/{cell['model']}" if several else ""
-            yield cell, arm, a, f"{cell['skill']}{who} · {arm}"
+            yield cell, arm, a, f"{cell['skill']}{who} · {arm}{row_tag(card, cell)}"
+
+
+def row_tag(card: dict[str, Any], cell: dict[str, Any]) -> str:
+    """In a card mixing scripted and real evidence, each scripted row says so (the chart badge cannot)."""
+    mixed = len({c["scripted"] for c in card["cells"]}) > 1
+    return " · SCRIPTED" if mixed and cell["scripted"] else ""
 
 
 def heatmap(rows: list[tuple[str, dict[str, Any], str]], columns: tuple[str, ...], label: str) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from skill_eval import bundle as bundle_mod
-from skill_eval import isolation, outcomes, schemas, strict
+from skill_eval import formats, isolation, outcomes, schemas, strict
 from skill_eval.config import Config
 from skill_eval.errors import SkillEvalError, message_of
 from skill_eval.graders import Catalog, grade_bundle
@@ -108,6 +108,7 @@ class Light:
     claim_file: dict[str, Any] | None
     events: list[dict[str, Any]]
     problem: str = ""
+    outcome: str = ""
 
 
 def _json(path: Path, name: str, max_bytes: int, schema: str | None = None) -> Any:
@@ -125,6 +126,13 @@ def read_light(path: Path, max_bytes: int) -> Light:
         meta = strict.load_json(bundle_mod.safe_path(path, "meta.json"), max_bytes=max_bytes)
     except SkillEvalError as exc:
         return Light(None, None, None, [], message_of(exc))
+    # The outcome is read from the meta *as recorded*: a v2 meta states it, a v1 meta gets the
+    # finer derivation of skill_eval.outcomes (transport errors are infra), not a migration's.
+    outcome = outcomes.outcome_of(meta, _json(path, "usage.json", max_bytes)) if isinstance(meta, dict) else ""
+    try:
+        meta = formats.upgrade(meta, "meta", path / "meta.json")
+    except SkillEvalError:
+        pass  # no migration on this version of the table: the schema below decides
     errs = schemas.errors(meta, "meta")
     if errs:
         return Light(None, None, None, [], f"meta.json does not match schemas/meta.schema.json: {errs[0]}")
@@ -140,7 +148,7 @@ def read_light(path: Path, max_bytes: int) -> Light:
         pass
     usage = _json(path, "usage.json", max_bytes, "usage")
     claim = _json(path, "claim.json", max_bytes, "claim_file")
-    return Light(meta, usage, claim, events)
+    return Light(meta, usage, claim, events, outcome=outcome)
 
 
 def collect(cfg: Config, evidence_root: Path | None = None, *, catalog: Catalog | None = None
@@ -162,7 +170,7 @@ def collect(cfg: Config, evidence_root: Path | None = None, *, catalog: Catalog 
 def _record(cfg: Config, catalog: Catalog, path: Path, rel: str, b: Light) -> RunRecord:
     meta = b.meta or {}
     g = grade_bundle(path, catalog)
-    outcome = outcomes.outcome_of(meta, b.usage)
+    outcome = b.outcome or outcomes.outcome_of(meta, b.usage)
     model_id = str(meta.get("model", ""))
     scripted = bool(meta.get("scripted")) or model_id.startswith("scripted:")
     kind = meta["kind"]
