@@ -222,3 +222,14 @@ def test_scorecard_and_lift_commands(synthetic, lean, tmp_path, capsys):
     shutil.copytree(synthetic / fx.MATRIX, matrix / fx.MATRIX)
     assert cli.main(["lift", "--root", str(REPO), "--evidence", str(matrix), "--require-lift"]) == 1
     assert "ERROR" in capsys.readouterr().out
+
+
+def test_mixed_cards_tag_every_scripted_row(card):
+    mixed = json.loads(json.dumps(card))
+    mixed["cells"][0]["scripted"] = False
+    mixed["cells"][0]["model"] = "real-model-1"
+    page = html.render(mixed)
+    first, second = mixed["cells"][0]["skill"], mixed["cells"][1]["skill"]
+    assert f"{second} · skill-agent vs baseline · main · SCRIPTED" in page
+    assert f"{first} · skill-agent vs baseline · main · SCRIPTED" not in page
+    assert f"{first} · skill-agent vs baseline · main" in page
