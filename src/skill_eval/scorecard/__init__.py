@@ -15,6 +15,7 @@ from typing import Any
 
 from skill_eval import __version__, schemas, stats, strict
 from skill_eval.config import Config
+from skill_eval.errors import InputError
 from skill_eval.graders import Catalog
 from skill_eval.scorecard import audit as audit_mod
 from skill_eval.scorecard import build as build_mod
@@ -32,6 +33,9 @@ class Result:
 
 
 def compute(cfg: Config, evidence_root: Path | None = None, *, catalog: Catalog | None = None) -> Result:
+    if evidence_root is not None and not evidence_root.is_dir():
+        raise InputError("evidence root is not a directory", source=evidence_root,
+                         fix="pass the evidence directory (default: <evals root>/evidence)")
     catalog = catalog or Catalog(cfg)
     records, problems = collect(cfg, evidence_root, catalog=catalog)
     infos = [audit_mod.ScenarioInfo(s.id, s.skill, s.prompt, s.holdout) for s in catalog.scenarios.values()]
