@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -233,3 +234,15 @@ def test_mixed_cards_tag_every_scripted_row(card):
     assert f"{second} · skill-agent vs baseline · main · SCRIPTED" in page
     assert f"{first} · skill-agent vs baseline · main · SCRIPTED" not in page
     assert f"{first} · skill-agent vs baseline · main" in page
+
+
+def test_recorded_text_cannot_inject_markdown_into_the_pr_comment(card):
+    hostile = json.loads(json.dumps(card))
+    evil = "baseline agent's tool call '[x](https://evil.example)|<img src=x>' names\nSKILL.md"
+    hostile["cells"][0]["lift"][0]["reason"] = evil
+    hostile["contaminated"] = {"a/b": [evil]}
+    md = markdown.render(hostile)
+    assert re.search(r"(?<!\\)<img", md) is None and re.search(r"(?<!\\)\[x", md) is None
+    row = next(line for line in md.splitlines() if "evil.example" in line and line.startswith("|"))
+    assert row.count(" | ") == 9  # still exactly ten columns: the | in the text was escaped
+    assert "\\[x\\](https://evil.example)\\|\\<img" in md

@@ -11,6 +11,15 @@ from typing import Any
 SCRIPTED = "**scripted**"
 
 
+def esc(text: object) -> str:
+    """Free text for a PR comment: recorded strings (tool ids, paths, reasons) may come from the agent
+    under test, so Markdown/HTML syntax is neutralised and the text stays on one table row."""
+    out = " ".join(str(text).split())
+    for ch in "\\`*_[]<>|#!":
+        out = out.replace(ch, "\\" + ch)
+    return out
+
+
 def pct(x: float | None) -> str:
     return "—" if x is None else f"{x:.0%}"
 
@@ -66,7 +75,7 @@ def render(card: dict[str, Any]) -> str:
             st = e["sign_test"]
             sign = f"{st['wins']}+/{st['losses']}−, p={st['p']:.3g}" if st else "—"
             out.append(f"| {cell['skill']} | {who(cell)} | {e['treatment']} vs {e['control']} | {e['split']} | **{e['verdict']}** | "
-                       f"{lift_figure(e)} | {sign} | {e['n_paired']} | {num(e['noise_floor'], '.2f')} | {e['reason']} |")
+                       f"{lift_figure(e)} | {sign} | {e['n_paired']} | {num(e['noise_floor'], '.2f')} | {esc(e['reason'])} |")
     out += ["", "### Per arm", "",
             "| skill | agent / model | arm | runs | infra err | status | pass rate | dims 1/2/3/6 | pass^k 2 / 6 | verdict acc. "
             "| $/run | $/resolved | cost source | tokens in/out | wall s | turns |",
@@ -89,7 +98,7 @@ def render(card: dict[str, Any]) -> str:
                    "effect is reported as UNCALIBRATED, never LIFT.")
     for cell, x in aa:
         fig = (f"false-difference rate {pct(x['false_difference_rate'])}, noise floor {num(x['noise_floor'], '.2f')} "
-               f"({x['n_paired']} paired)") if x["status"] == "ok" else f"**{x['status']}**: {x['reason']}"
+               f"({x['n_paired']} paired)") if x["status"] == "ok" else f"**{x['status']}**: {esc(x['reason'])}"
         out.append(f"- {cell['skill']} {who(cell)} [{x['arm']}]: {fig}")
     out += ["", "### Activation (trigger corpus)", ""]
     if not card["activation"]:
@@ -110,15 +119,15 @@ def render(card: dict[str, Any]) -> str:
         out.append("No scenario flagged (saturated baseline, fails everywhere, prompt leakage).")
     for f in audit["flagged"]:
         out.append(f"- `{f['scenario']}` ({f['skill']}{', holdout' if f['holdout'] else ''}): "
-                   + "; ".join(f"{k}: {v}" for k, v in f["details"].items()))
+                   + "; ".join(f"{k}: {esc(v)}" for k, v in f["details"].items()))
     out.append(f"- holdout scenarios: {', '.join(audit['holdout']) or 'none'} (their lift is the `holdout` split)")
     gate = card["gates"]["cost_regression"]
     out += ["", "### Gates", "",
             f"- cost regression (> {gate['threshold']:.0%} over baseline/released): " + ("ok" if gate["passed"] else "**FAILED**")]
-    out += [f"  - {p}" for p in gate["problems"]]
+    out += [f"  - {esc(p)}" for p in gate["problems"]]
     if card["contaminated"]:
         out.append(f"- contaminated control bundles: {len(card['contaminated'])} (their comparisons are ERROR)")
-        out += [f"  - {p}: {why[0]}" for p, why in list(card["contaminated"].items())[:10]]
+        out += [f"  - {esc(p)}: {esc(why[0])}" for p, why in list(card["contaminated"].items())[:10]]
     if card["problems"]:
         out.append(f"- unreadable bundles: {len(card['problems'])}")
     out += ["", f"_{summary_line(card)}_", ""]
