@@ -246,3 +246,24 @@ def test_recorded_text_cannot_inject_markdown_into_the_pr_comment(card):
     row = next(line for line in md.splitlines() if "evil.example" in line and line.startswith("|"))
     assert row.count(" | ") == 9  # still exactly ten columns: the | in the text was escaped
     assert "\\[x\\](https://evil.example)\\|\\<img" in md
+
+
+def test_scorecard_is_reproducible(cfg, lean):
+    first, second = sc.compute(cfg, lean).card, sc.compute(cfg, lean).card
+    assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+
+
+def test_an_unusable_treatment_aa_falls_back_to_another_arms_floor():
+    from skill_eval import stats
+    from skill_eval.scorecard import build as build_mod
+    from skill_eval.scorecard.runs import RunRecord
+
+    def rec(arm, item, passed):
+        return RunRecord(path=f"{arm}/{item}", kind="behavioral", skill="s", arm=arm, replicate="main", agent="a",
+                         model="m", scripted=False, item=item, k=0, outcome="completed", passed=passed)
+
+    by_arm = {"skill": [rec("skill", f"x{i}", True) for i in range(8)], "docs": [rec("docs", f"x{i}", False) for i in range(8)]}
+    cals = {"skill": stats.Calibration("skill", 2, None, None, None, stats.INDETERMINATE, "2 paired"),
+            "skill-agent": stats.Calibration("skill-agent", 8, 0.0, 0.0, 1.0, "ok")}
+    (entry,) = build_mod.cell_lifts(by_arm, cals, stats.Settings())
+    assert entry["verdict"] == "LIFT" and entry["calibration_arm"] == "skill-agent"

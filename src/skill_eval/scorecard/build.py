@@ -100,7 +100,9 @@ def cell_lifts(by_arm: dict[str, list[RunRecord]], calibrations: dict[str, stats
                settings: stats.Settings) -> list[dict[str, Any]]:
     out = []
     for t, c in _pairs(by_arm):
-        calib = calibrations.get(t) or next((x for x in calibrations.values() if x.status == "ok"), None)
+        # the treatment arm's own A/A when it is usable, else any usable A/A of the same cell
+        usable = [x for x in calibrations.values() if x.status == "ok"]
+        calib = next((x for x in usable if x.arm == t), usable[0] if usable else None)
         for split in ("main", "holdout"):
             want_holdout = split == "holdout"
             t_runs = [r for r in by_arm.get(t, []) if r.holdout == want_holdout]
