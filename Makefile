@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 NOX := $(VENV)/bin/nox
 
-.PHONY: pr test lint e2e pack generate eval-risk eval-full eval-dogfood clean
+.PHONY: pr test lint e2e pack generate eval-risk eval-full eval-dogfood scorecard clean
 
 $(VENV)/.bootstrapped: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,9 @@ eval-full: $(VENV)/.bootstrapped
 eval-dogfood: $(VENV)/.bootstrapped   ## re-record this repository's committed evidence: real Claude Code CLI, scripted model turns
 	$(VENV)/bin/python scripts/install_agent_clis.py
 	$(VENV)/bin/skill-eval run --suite risk --agent claude-code --model-server scripted:agent-evals/skills/model-scripts/careful -j 2
+
+scorecard: $(VENV)/.bootstrapped   ## scorecard.json / .md / .html of the committed evidence, in build/scorecard/
+	$(VENV)/bin/skill-eval scorecard --out build/scorecard
 
 clean:
 	rm -rf .nox .pytest_cache .ruff_cache

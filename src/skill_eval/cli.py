@@ -34,6 +34,8 @@ COMMANDS: dict[str, str] = {
     "golden": "golden",
     "run": "run",
     "model-server": "model_server",
+    "lift": "lift",
+    "scorecard": "scorecard",
 }
 
 

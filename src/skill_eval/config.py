@@ -79,7 +79,25 @@ class Thresholds:
     trigger_min_score: float = 1.0
     trigger_min_margin: float = 0.0
     cost_regression: float = 0.10
+
+
+@dataclass(frozen=True)
+class Stats:
+    """[stats]: how lift is tested (skill_eval.stats). Seeded so a scorecard is reproducible."""
+
     bootstrap_samples: int = 2000
+    min_paired_scenarios: int = 6
+    seed: int = 20260101
+    confidence: float = 0.95
+    max_infra_error_rate: float = 0.25
+
+
+@dataclass(frozen=True)
+class Price:
+    """[prices.<model>]: USD per million tokens, for runs whose agent reports no cost."""
+
+    input_per_mtok: float
+    output_per_mtok: float
 
 
 @dataclass(frozen=True)
@@ -100,6 +118,8 @@ class Config:
     agent: AgentDefaults
     thresholds: Thresholds
     raw: dict[str, Any]
+    stats: Stats = Stats()
+    prices: dict[str, Price] = field(default_factory=dict)
 
     def path(self, rel: str) -> Path:
         return self.root / rel
@@ -216,4 +236,6 @@ def _build(root: Path, source: Path, raw: dict[str, Any]) -> Config:
         agent=AgentDefaults(**raw.get("agent", {})),
         thresholds=Thresholds(**raw.get("thresholds", {})),
         raw=raw,
+        stats=Stats(**raw.get("stats", {})),
+        prices={model: Price(**p) for model, p in raw.get("prices", {}).items()},
     )

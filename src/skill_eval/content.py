@@ -65,6 +65,7 @@ class Scenario:
     actions: tuple[tuple[str, ...], ...] = ()
     oracle: dict[str, dict[str, Any]] = field(default_factory=dict)
     expected: dict[str, Any] | None = None
+    holdout: bool = False  # scored apart from the scenarios descriptions/skills were tuned on
 
     @property
     def ready(self) -> bool:
@@ -178,7 +179,7 @@ def load_scenarios(cfg: Config, *, skills: set[str] | None = None, truth: dict[s
                 prompt=rec["prompt"], fixture=rec["fixture"], invocation_class=rec["invocation_class"],
                 record=rec, probe=rec.get("probe"),
                 setup=tuple(tuple(a) for a in rec.get("setup", ())), actions=actions,
-                oracle=oracle, expected=expected,
+                oracle=oracle, expected=expected, holdout=rec.get("holdout", False),
             )
         )
     return out

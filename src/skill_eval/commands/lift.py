@@ -1,0 +1,49 @@
+"""`skill-eval lift`: does the skill make the agent better, by how much, and is that more than noise?
+
+Per (skill, agent, model) and arm pair (skill-agent vs baseline, skill vs docs, candidate vs
+released, siblings vs skill-agent): one vote per scenario, seeded paired bootstrap CI, exact sign
+test, A/A noise floor; INDETERMINATE below the configured minimum of paired scenarios, ERROR for
+infra-error-dominated or contaminated cells. Reporting only (exit 0) unless --require-lift.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from skill_eval import config
+from skill_eval import scorecard as sc
+from skill_eval.output import emit
+from skill_eval.stats import LIFT
+
+NAME = "lift"
+HELP = "lift per skill/agent/model and arm pair, paired by scenario, with bootstrap CI, sign test and A/A floor"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--evidence", type=Path, default=None, help="evidence root (default: <evals root>/evidence)")
+    p.add_argument("--skill", default=None, help="only this skill")
+    p.add_argument("--require-lift", action="store_true",
+                   help="exit 1 unless every main-split skill-agent vs baseline comparison is LIFT")
+
+
+def run(args: argparse.Namespace) -> int:
+    cfg = config.load(args.root)
+    card = sc.compute(cfg, args.evidence).card
+    rows, lines = [], []
+    for cell in card["cells"]:
+        if args.skill and cell["skill"] != args.skill:
+            continue
+        tag = " [scripted]" if cell["scripted"] else ""
+        for e in cell["lift"]:
+            rows.append({"skill": cell["skill"], "agent": cell["agent"], "model": cell["model"], "scripted": cell["scripted"], **e})
+            fig = (f"{e['effect']:+.3f} CI [{e['ci'][0]:+.3f}, {e['ci'][1]:+.3f}] sign p={e['sign_test']['p']:.3g}"
+                   if e["effect"] is not None else "")
+            lines.append(f"{cell['skill']} {cell['agent']}/{cell['model']}{tag} {e['treatment']} vs {e['control']} "
+                         f"[{e['split']}]: {e['verdict']} n={e['n_paired']} {fig} — {e['reason']}")
+    if not lines:
+        lines.append("lift: no behavioural evidence")
+    wanted = [r for r in rows if r["split"] == "main" and (r["treatment"], r["control"]) == ("skill-agent", "baseline")]
+    failed = args.require_lift and (not wanted or any(r["verdict"] != LIFT for r in wanted))
+    emit(args, lines, {"lift": rows, "scripted": card["scripted"], "settings": card["settings"]})
+    return 1 if failed else 0

@@ -1,0 +1,134 @@
+"""scorecard.json -> scorecard.md, short enough for a pull-request comment.
+
+Reads only the scorecard object. A figure from scripted model turns carries **scripted**; an
+INDETERMINATE or ERROR lift shows the word and its reason, never a number.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SCRIPTED = "**scripted**"
+
+
+def esc(text: object) -> str:
+    """Free text for a PR comment: recorded strings (tool ids, paths, reasons) may come from the agent
+    under test, so Markdown/HTML syntax is neutralised and the text stays on one table row."""
+    out = " ".join(str(text).split())
+    for ch in "\\`*_[]<>|#!":
+        out = out.replace(ch, "\\" + ch)
+    return out
+
+
+def pct(x: float | None) -> str:
+    return "—" if x is None else f"{x:.0%}"
+
+
+def usd(x: float | None) -> str:
+    return "—" if x is None else f"${x:.4f}"
+
+
+def num(x: float | None, fmt: str = ".1f") -> str:
+    return "—" if x is None else format(x, fmt)
+
+
+def who(cell: dict[str, Any]) -> str:
+    tag = f" {SCRIPTED}" if cell.get("scripted") else ""
+    return f"{cell['agent']} / {cell['model']}{tag}"
+
+
+def lift_figure(entry: dict[str, Any]) -> str:
+    """The effect as text: a number with its CI, or the verdict word when there is no number."""
+    if entry["effect"] is None:
+        return "—"
+    lo, hi = entry["ci"]
+    return f"{entry['effect']:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+
+
+def summary_line(card: dict[str, Any]) -> str:
+    """One line for the `pr` summary: verdict counts, gate, and the scripted label."""
+    verdicts: dict[str, int] = {}
+    for cell in card["cells"]:
+        for e in cell["lift"]:
+            if e["split"] == "main":
+                verdicts[e["verdict"]] = verdicts.get(e["verdict"], 0) + 1
+    counts = ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())) or "no lift comparisons"
+    gate = "cost gate ok" if card["gates"]["cost_regression"]["passed"] else "COST GATE FAILED"
+    tag = " [scripted evidence]" if card["scripted"] else ""
+    return f"scorecard: {len(card['cells'])} cell(s), lift: {counts}; {gate}{tag}"
+
+
+def render(card: dict[str, Any]) -> str:
+    s = card["settings"]
+    out = ["## skill-eval scorecard", ""]
+    if card["scripted"]:
+        out += [f"> {SCRIPTED}: figures marked {SCRIPTED} come from scripted model turns (meta `scripted: true`), "
+                "not from a real model. They test the harness, not the skill's effect on a model.", ""]
+    out += [f"{card['bundles']} bundle(s). Lift is paired by scenario (repeats averaged, one vote per scenario), "
+            f"{s['confidence']:.0%} paired bootstrap CI ({s['bootstrap_samples']} resamples, seed {s['seed']}), exact sign test; "
+            f"fewer than {s['min_paired_scenarios']} paired scenarios is INDETERMINATE; cells with more than "
+            f"{s['max_infra_error_rate']:.0%} infra errors are ERROR.", ""]
+    out += ["### Lift", "", "| skill | agent / model | comparison | split | verdict | effect [CI] | sign test | paired | A/A floor | why |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for cell in card["cells"]:
+        for e in cell["lift"]:
+            st = e["sign_test"]
+            sign = f"{st['wins']}+/{st['losses']}−, p={st['p']:.3g}" if st else "—"
+            out.append(f"| {cell['skill']} | {who(cell)} | {e['treatment']} vs {e['control']} | {e['split']} | **{e['verdict']}** | "
+                       f"{lift_figure(e)} | {sign} | {e['n_paired']} | {num(e['noise_floor'], '.2f')} | {esc(e['reason'])} |")
+    out += ["", "### Per arm", "",
+            "| skill | agent / model | arm | runs | infra err | status | pass rate | dims 1/2/3/6 | pass^k 2 / 6 | verdict acc. "
+            "| $/run | $/resolved | cost source | tokens in/out | wall s | turns |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for cell in card["cells"]:
+        for arm, a in cell["arms"].items():
+            dims = "/".join(pct((a["dimensions"].get(d) or {}).get("rate")) for d in ("1", "2", "3", "6"))
+            pk = ", ".join(f"{d}: {p['passed']}/{p['scenarios']}" if (p := a["pass_k"].get(d)) else f"{d}: —" for d in ("2", "6"))
+            c = a["cost"]
+            status = "**ERROR**" if a["status"] == "error" else "ok"
+            rate = "ERROR" if a["status"] == "error" else pct(a["pass_rate"])
+            out.append(f"| {cell['skill']} | {who(cell)} | {arm} | {a['runs']} | {pct(a['infra_error_rate'])} | {status} | {rate} | "
+                       f"{dims} | {pk} | {pct(a['verdict_accuracy']['rate'])} | {usd(c['mean_usd_per_run'])} | "
+                       f"{usd(c['usd_per_resolved'])} | {c['source']} | {num(c['mean_tokens_in'], '.0f')}/{num(c['mean_tokens_out'], '.0f')} | "
+                       f"{num(c['mean_wall_clock_s'])} | {num(c['mean_turns'])} |")
+    out += ["", "### A/A calibration", ""]
+    aa = [(cell, x) for cell in card["cells"] for x in cell["aa"]]
+    if not aa:
+        out.append("No A/A recording (`skill-eval run --arm skill-agent --aa`): no noise floor, so a significant "
+                   "effect is reported as UNCALIBRATED, never LIFT.")
+    for cell, x in aa:
+        fig = (f"false-difference rate {pct(x['false_difference_rate'])}, noise floor {num(x['noise_floor'], '.2f')} "
+               f"({x['n_paired']} paired)") if x["status"] == "ok" else f"**{x['status']}**: {esc(x['reason'])}"
+        out.append(f"- {cell['skill']} {who(cell)} [{x['arm']}]: {fig}")
+    out += ["", "### Activation (trigger corpus)", ""]
+    if not card["activation"]:
+        out.append("No trigger evidence.")
+    for act in card["activation"]:
+        tag = f" {SCRIPTED}" if act["scripted"] else ""
+        if act["status"] == "error":
+            out.append(f"- {act['agent']} / {act['model']}{tag}: **ERROR** ({pct(act['infra_error_rate'])} infra errors)")
+            continue
+        out.append(f"- {act['agent']} / {act['model']}{tag} (adapter tier {', '.join(act['adapter_tiers'])}): precision "
+                   f"{pct(act['precision'])}, recall {pct(act['recall'])}, negatives clean {act['negatives_clean']}/{act['negatives']}")
+        for skill, p in act["per_skill"].items():
+            out.append(f"  - {skill}: precision {pct(p['precision'])}, recall {pct(p['recall'])} "
+                       f"(tp {p['tp']}, fp {p['fp']}, fn {p['fn']}; tier {', '.join(p['tiers']) or '—'})")
+    audit = card["audit"]
+    out += ["", "### Eval-quality audit", ""]
+    if not audit["flagged"]:
+        out.append("No scenario flagged (saturated baseline, fails everywhere, prompt leakage).")
+    for f in audit["flagged"]:
+        out.append(f"- `{f['scenario']}` ({f['skill']}{', holdout' if f['holdout'] else ''}): "
+                   + "; ".join(f"{k}: {esc(v)}" for k, v in f["details"].items()))
+    out.append(f"- holdout scenarios: {', '.join(audit['holdout']) or 'none'} (their lift is the `holdout` split)")
+    gate = card["gates"]["cost_regression"]
+    out += ["", "### Gates", "",
+            f"- cost regression (> {gate['threshold']:.0%} over baseline/released): " + ("ok" if gate["passed"] else "**FAILED**")]
+    out += [f"  - {esc(p)}" for p in gate["problems"]]
+    if card["contaminated"]:
+        out.append(f"- contaminated control bundles: {len(card['contaminated'])} (their comparisons are ERROR)")
+        out += [f"  - {esc(p)}: {esc(why[0])}" for p, why in list(card["contaminated"].items())[:10]]
+    if card["problems"]:
+        out.append(f"- unreadable bundles: {len(card['problems'])}")
+    out += ["", f"_{summary_line(card)}_", ""]
+    return "\n".join(out)
