@@ -35,8 +35,9 @@ SANDBOX = "<sandbox>"
 WORK = "<work>"
 HOME = "<home>"
 
-# a plain path prefix must end at a path boundary (/tmp/sandbox-ab12cd34 is not /tmp/sandbox-ab12cd345)
-_BOUNDARY = r"(?![A-Za-z0-9_.])"
+# a plain path prefix must end at a path boundary: ".../work" is not ".../work2", ".../work-old"
+# or ".../work.bak", but a sentence may end right after it ("I worked in .../work.")
+_BOUNDARY = r"(?![A-Za-z0-9_-]|\.[A-Za-z0-9_])"
 # mkdtemp(prefix="sandbox-") names: 8 of [a-z0-9_]; Claude's project-dir mangling turns every
 # non-alphanumeric character into "-", so "/tmp/sandbox-ab_cd123/work" becomes "-tmp-sandbox-ab-cd123-work"
 LEFTOVER = re.compile(rb"/sandbox-[a-z0-9_]{8}(?![a-z0-9_])|-sandbox-[a-z0-9-]{8}-(?:work|home|record|tmp|bin)\b")
