@@ -90,3 +90,16 @@ def test_total_budget_counts_estimated_tokens_when_the_server_reports_none(tmp_p
     assert run.stop_reason == "budget" and len(stub.requests) == 3  # ~130 tokens charged per reply
     assert (run.usage["tokens_in"], run.usage["tokens_out"]) == (0, 0)  # usage.json keeps only what was reported
     assert "max_tokens" not in stub.requests[0]["body"]
+
+
+def test_bodies_that_could_crash_a_naive_client(tmp_path, monkeypatch):
+    """Half an emoji (a lone surrogate escape) is written, replaced, not a crash; absurdly nested
+    JSON and an oversized body are endpoint errors."""
+    half = '{"choices": [{"index": 0, "message": {"role": "assistant", "content": "done \\ud83d"}, "finish_reason": "stop"}]}'
+    with Stub(replay([{"raw": half}])) as stub:
+        code, raw, run = run_loop(tmp_path, monkeypatch, stub.url)
+    assert code == 0 and run.ok and run.final_text == "done ?"
+    for body in ("[" * 100_000, b"{" + b" " * (agent_loop.MAX_REPLY_BYTES + 1) + b"}"):
+        with Stub(replay([{"raw": body}])) as stub:
+            code, raw, run = run_loop(tmp_path, monkeypatch, stub.url)
+        assert code == 1 and run.stop_reason == "error" and run.errors[0].startswith("agent_error: /chat/completions answered")

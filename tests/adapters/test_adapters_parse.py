@@ -472,3 +472,16 @@ def test_binary_info(tmp_path):
     silent.write_text("#!/bin/sh\nexit 3\n")
     silent.chmod(0o755)
     assert binary_info(silent).version is None
+
+
+def test_event_builder_owns_pending_calls_and_reports_bad_lines():
+    b = _events.EventBuilder(_events.SkillPaths([], None))
+    objs = list(b.json_lines(b'{"a": 1}\nnot json\n[1]\n\n{"b": 2}\n', "s"))
+    assert objs == [{"a": 1}, {"b": 2}]
+    assert [r.split(":", 1)[0] for r in b.errors] == ["malformed_stream", "malformed_stream"]
+    b.tool_call("c1", "Bash", {"command": "ls"})
+    b.tool_call("c2", "Odd", "not a dict")
+    assert b.tool_result("c1", False, "ok") == _events.PendingCall("Bash", {"command": "ls"})
+    assert b.tool_result("c1", False, "again") is _events.NO_CALL  # a result is matched once
+    assert b.tool_result("c2", False, "x").input == {}  # a non-dict input is recorded as {"value": ...}, kept as {}
+    assert b.events[3]["input"] == {"value": "not a dict"}

@@ -42,6 +42,7 @@ from skill_eval.modelserver import script as ms
 
 MAX_TOOL_OUTPUT = 64 * 1024
 MAX_READ = 256 * 1024
+MAX_REPLY_BYTES = 16 * 1024 * 1024  # one model reply; a larger body is a broken server, not an answer
 DEFAULT_KEY_VAR = "SKILL_EVAL_OPENAI_API_KEY"
 
 TOOLS: list[dict[str, Any]] = [
@@ -130,13 +131,18 @@ class Agent:
     history: list[dict[str, Any]] = field(default_factory=list)
 
     def emit(self, record: dict[str, Any]) -> None:
-        self.out.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+        line = json.dumps(record, sort_keys=True, ensure_ascii=False)
+        # a lone surrogate (half an emoji escaped by a small model) cannot be written as UTF-8:
+        # replace it rather than die mid-stream
+        self.out.write(line.encode("utf-8", "replace").decode("utf-8") + "\n")
         self.out.flush()
 
     # -- tools --------------------------------------------------------------------------
     def execute(self, call: ms.Call) -> tuple[bool, str, dict[str, Any]]:
         """Run one tool call: (is_error, output, extra fields for the raw tool_result line)."""
         args = call.input
+        if any(isinstance(v, str) and "\x00" in v for v in args.values()):  # no OS call takes a NUL
+            return True, f"invalid arguments for {call.name}: a NUL character", {"error": "invalid_arguments"}
         if call.name == "shell" and isinstance(args.get("command"), str):
             return self._shell(args["command"])
         if call.name == "read_file" and isinstance(args.get("path"), str):
@@ -341,14 +347,16 @@ class HttpModel:
         req = urllib.request.Request(self.base_url + route, data=json.dumps(body).encode(), headers=headers, method="POST")  # noqa: S310 - the configured endpoint
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # noqa: S310
-                payload = resp.read()
+                payload = resp.read(MAX_REPLY_BYTES + 1)
         except urllib.error.HTTPError as exc:
             raise ModelError(f"HTTP {exc.code} from {route}: {_peek(exc)!r}") from None
         except (urllib.error.URLError, OSError) as exc:  # includes a timeout: never wait forever
             raise ModelError(f"cannot reach {self.base_url}{route}: {exc}") from None
+        if len(payload) > MAX_REPLY_BYTES:
+            raise ModelError(f"{route} answered more than {MAX_REPLY_BYTES} bytes")
         try:
             return json.loads(payload)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: absurdly nested JSON
             raise ModelError(f"{route} answered non-JSON: {payload[:200]!r}") from None
 
 
