@@ -12,7 +12,7 @@ import pytest
 from skill_eval import config
 from skill_eval.adapters import is_loopback
 from skill_eval.cli import main
-from skill_eval.errors import ConfigError
+from skill_eval.errors import ConfigError, InputError
 from skill_eval.runner.execute import RunOptions, preflight
 
 REPO = Path(__file__).resolve().parents[2]
@@ -78,3 +78,21 @@ def test_run_hitting_the_token_budget_is_sealed_budget_stop(repo_copy, capsys):
     if "outcome" in meta:  # meta v2 (helper A's runner): the stop reason maps to its own outcome
         assert meta["outcome"] == "budget_stop"
     assert (bundle / "final.md").read_text() == ""
+
+
+def test_max_tokens_from_config_reaches_the_endpoint_and_the_flag_overrides_it(repo_copy, monkeypatch, capsys):
+    from openai_stub import Stub
+
+    toml = repo_copy / "skill-eval.toml"
+    toml.write_text(toml.read_text().replace("[agent]\n", "[agent]\nmax_tokens = 77\nmax_total_tokens = 5000\n", 1))
+    monkeypatch.delenv(KEY, raising=False)
+    final = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "done"}, "finish_reason": "stop"}],
+             "usage": {"prompt_tokens": 10, "completion_tokens": 2}}
+    for flags, expected in (([], 77), (["--max-tokens", "55"], 55)):
+        with Stub(lambda n, body: (200, final, 0.0)) as stub:
+            assert main(["run", "--root", str(repo_copy), "review-removed-export", "--agent", "openai-compatible", "--base-url",
+                         stub.url, "--no-trigger", "-k", "1", "--run-id", f"cap{expected}", *flags]) == 0, capsys.readouterr()
+        assert [r["body"]["max_tokens"] for r in stub.requests] == [expected]
+    toml.write_text(toml.read_text().replace("max_tokens = 77", "max_tokens = 0"))
+    with pytest.raises(InputError, match="agent.max_tokens"):
+        config.load(repo_copy)

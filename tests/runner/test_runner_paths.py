@@ -12,7 +12,7 @@ from openai_stub import Stub
 
 from skill_eval.adapters.base import NormalizedRun
 from skill_eval.cli import main
-from skill_eval.runner.normalize import PathScrubber, check_bundles, find_local_paths, scrub_run
+from skill_eval.runner.normalize import PathScrubber, check_bundles, check_evidence, find_local_paths, scrub_run
 
 ROOT, WORK, HOME = Path("/tmp/sandbox-ab_cd123"), Path("/tmp/sandbox-ab_cd123/work"), Path("/tmp/sandbox-ab_cd123/home")
 
@@ -55,6 +55,8 @@ def test_pr_check_finds_a_leftover_sandbox_path(tmp_path):
     assert find_local_paths(bundle) == ["events.jsonl: -sandbox-lx04jk3f-work", "raw/stream.jsonl: /sandbox-lx04jk3f"]
     problems = check_bundles([bundle], tmp_path)
     assert len(problems) == 2 and problems[0].startswith("evidence/b/0/events.jsonl: ")
+    (bundle / "meta.json").write_text("{}")
+    assert check_evidence(tmp_path / "evidence", tmp_path) == problems
 
 
 def _echo_model(n, body):

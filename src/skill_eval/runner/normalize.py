@@ -125,6 +125,11 @@ def find_local_paths(bundle: Path) -> list[str]:
     return found
 
 
+def check_evidence(evidence_root: Path, root: Path) -> list[str]:
+    """`check_bundles` over every bundle (a directory with a meta.json) under an evidence tree."""
+    return check_bundles(sorted(m.parent for m in evidence_root.rglob("meta.json")), root)
+
+
 def check_bundles(bundles: Iterable[Path], root: Path) -> list[str]:
     """One problem line per bundle with a machine-local path (for `skill-eval pr`)."""
     problems = []
