@@ -103,3 +103,16 @@ def test_bodies_that_could_crash_a_naive_client(tmp_path, monkeypatch):
         with Stub(replay([{"raw": body}])) as stub:
             code, raw, run = run_loop(tmp_path, monkeypatch, stub.url)
         assert code == 1 and run.stop_reason == "error" and run.errors[0].startswith("agent_error: /chat/completions answered")
+
+
+def test_responses_api_replies_are_checked_the_same_way():
+    cut = {"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"},
+           "output": [{"type": "message", "content": [{"type": "output_text", "text": "partial"}]}],
+           "usage": {"input_tokens": 10, "output_tokens": 64}}
+    reply = agent_loop._parse_responses(cut)
+    assert reply.truncated and reply.text == "partial" and reply.usage == (10, 64) and reply.estimate is None
+    for bad in ({"output": None}, {"output": [None]}, {"output": [{"type": "message", "content": [{"type": "output_text", "text": 3}]}]}, []):
+        with pytest.raises(agent_loop.ModelError):
+            agent_loop._parse_responses(bad)
+    ok = agent_loop._parse_responses({"output": [{"type": "function_call", "call_id": "c", "name": "shell", "arguments": "{oops"}]})
+    assert ok.calls[0].input == {"_invalid_json": "{oops"} and ok.estimate is not None
