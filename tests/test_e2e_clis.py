@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval.adapters import get_adapter
-from skill_eval.modelserver import KIND_FOR_ADAPTER, start_server
+from skill_eval.adapters import LaunchContext, get_adapter
+from skill_eval.modelserver import start_server
 
 pytestmark = pytest.mark.e2e
 
@@ -87,16 +87,17 @@ def run_cli(
     (skill_dir / "SKILL.md").write_text(SKILL_MD)
     script = base / "script.yaml"
     script.write_text(script_text)
-    with start_server(KIND_FOR_ADAPTER[adapter_name], script) as server:
-        for rel, data in adapter.home_files(home=home, workdir=ws, base_url=server.url, model=None, max_turns=max_turns).items():
+    with start_server(adapter.model_server_kind, script) as server:
+        ctx = LaunchContext("Write a greeting file.", home=home, workdir=ws, max_turns=max_turns, binary=str(binary), base_url=server.url)
+        for rel, data in adapter.home_files(ctx).items():
             (home / rel).parent.mkdir(parents=True, exist_ok=True)
             (home / rel).write_bytes(data)
-        argv = adapter.build_command("Write a greeting file.", model=None, max_turns=max_turns, binary=str(binary), base_url=server.url, workdir=ws, home=home)
+        argv = adapter.build_command(ctx)
         argv = [a for a in argv[:-1] if a not in drop_args] + list(extra_args) + argv[-1:]
         path = f"{Path(os.sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"
         env = {"PATH": f"{path_prefix}:{path}" if path_prefix else path, "LANG": "C.UTF-8"}
         env.update(extra_env or {})
-        env.update(adapter.env(home=home, workdir=ws, base_url=server.url))
+        env.update(adapter.env(ctx))
         proc = subprocess.run(argv, cwd=ws, env=env, input=adapter.stdin(), capture_output=True, timeout=180, check=False)
         requests = server.requests
     (base / "requests.jsonl").write_text("".join(json.dumps(r.to_json(), sort_keys=True) + "\n" for r in requests))

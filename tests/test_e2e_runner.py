@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from skill_eval.cli import main
+from skill_eval.runner.normalize import find_local_paths
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = REPO / ".cache" / "agent-clis" / "node_modules" / ".bin"
@@ -34,6 +35,7 @@ def test_real_cli_records_a_bundle_that_grades_clean(repo_copy, capsys, agent):
     calls = [json.loads(line) for line in (bundle / "calls.jsonl").read_text().splitlines()]
     assert len(calls) == 1 and calls[0]["argv"][:2] == ["abicheck", "compare"] and calls[0]["exit_code"] == 4
     assert json.loads((bundle / "claim.json").read_text())["claim"]["verdict"] == "BREAKING"
+    assert find_local_paths(bundle) == [] and meta["extra"]["path_placeholders"].get("<work>", 0) > 0  # issue 12 item 4
     assert main(["grade", "--root", str(repo_copy), "--json", str(bundle)]) == 0
     grade = json.loads(capsys.readouterr().out)
     grade = grade[0] if isinstance(grade, list) else grade.get("bundles", [grade])[0] if "bundles" in grade else grade

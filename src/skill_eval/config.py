@@ -69,6 +69,8 @@ class AgentDefaults:
     max_turns: int = 40
     timeout_seconds: float = 900.0
     max_cost_usd: float | None = None
+    max_tokens: int | None = None  # per model reply (the built-in loop sends it as max_tokens)
+    max_total_tokens: int | None = None  # per run; reached -> the run stops with outcome budget_stop
 
 
 @dataclass(frozen=True)

@@ -1,23 +1,25 @@
 """Agent adapters: one module per agent, one interface (base.Adapter), looked up by name.
 
 Like pre-commit's languages/: the runner never special-cases an agent; it asks the
-adapter for argv, env, HOME config files and skill directories, launches, and hands the
-captured stdout back to `parse`. Adapter source is part of the harness digest.
+adapter's capabilities (`needs_binary`, `model_server_kind`, `needs_endpoint`), hands it
+one LaunchContext for argv, env, HOME config files and skill directories, launches, and
+hands the captured stdout back to `parse`. Adapter source is part of the harness digest.
 """
 
 from __future__ import annotations
 
 import importlib
 
+from skill_eval.adapters._binary import BinaryInfo, binary_info
 from skill_eval.adapters.base import (
     TIER_AGENT,
     TIER_MANUAL,
     TIER_READS,
     Adapter,
-    BinaryInfo,
+    LaunchContext,
     LaunchSpec,
     NormalizedRun,
-    binary_info,
+    is_loopback,
 )
 from skill_eval.errors import ConfigError
 
@@ -57,9 +59,11 @@ __all__ = [
     "TIER_READS",
     "Adapter",
     "BinaryInfo",
+    "LaunchContext",
     "LaunchSpec",
     "NormalizedRun",
     "adapter_names",
     "binary_info",
     "get_adapter",
+    "is_loopback",
 ]

@@ -12,6 +12,14 @@ Tools: `shell` (runs in cwd with the sandbox env minus the API key), `read_file`
 description + location in the system prompt, body only on activation. Reading or
 activating a SKILL.md writes a `skill_activated` line: this loop *is* the agent, so its
 activation evidence is tier 1.
+
+Real models misbehave (issue 12: a 135M model over llama.cpp), so the loop never trusts a
+reply's shape: a reply it cannot read (HTTP error, non-JSON body, no choices, wrong types)
+ends the run with an `error` line; bad tool arguments, unknown tools and a tool call written
+as prose are reported, never executed; an empty reply is an error, not an answer. Budgets:
+`--max-tokens` caps one reply (sent to the endpoint), `--max-total-tokens` caps the run;
+a reply cut at its cap (`finish_reason: length`) or a run over its total ends with result
+status `budget`, which the adapter normalizes to stop reason `budget` (outcome budget_stop).
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import urllib.error
@@ -33,6 +42,7 @@ from skill_eval.modelserver import script as ms
 
 MAX_TOOL_OUTPUT = 64 * 1024
 MAX_READ = 256 * 1024
+MAX_REPLY_BYTES = 16 * 1024 * 1024  # one model reply; a larger body is a broken server, not an answer
 DEFAULT_KEY_VAR = "SKILL_EVAL_OPENAI_API_KEY"
 
 TOOLS: list[dict[str, Any]] = [
@@ -82,6 +92,31 @@ class Reply:
     calls: list[ms.Call]
     usage: tuple[int, int]
     raw: Any = None
+    truncated: bool = False  # the endpoint stopped the reply at its token cap (finish_reason length)
+    estimate: int | None = None  # tokens charged to the budget when the endpoint reported no usage
+
+    @property
+    def spent(self) -> int:
+        return self.estimate if self.estimate is not None else self.usage[0] + self.usage[1]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Token caps for one run: per reply (sent to the endpoint) and in total (input + output)."""
+
+    max_tokens: int | None = None
+    max_total_tokens: int | None = None
+
+    def exceeded(self, spent: int) -> bool:
+        return self.max_total_tokens is not None and spent >= self.max_total_tokens
+
+    def over_reply(self, output_tokens: int) -> bool:
+        return self.max_tokens is not None and output_tokens > self.max_tokens
+
+
+# A tool call written into the text instead of the structured `tool_calls` field: the tags
+# Hermes/Qwen-style chat templates use, or a bare JSON object naming one of our tools.
+_PROSE_CALL = re.compile(r"<tool_call>|<function[=>]|\{\s*\"(?:name|function)\"\s*:\s*\"(?:shell|read_file|activate_skill)\"")
 
 
 @dataclass
@@ -92,16 +127,22 @@ class Agent:
     out: TextIO
     child_env: dict[str, str]
     shell_timeout: float = 600.0
+    budget: Budget = field(default_factory=Budget)
     history: list[dict[str, Any]] = field(default_factory=list)
 
     def emit(self, record: dict[str, Any]) -> None:
-        self.out.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+        line = json.dumps(record, sort_keys=True, ensure_ascii=False)
+        # a lone surrogate (half an emoji escaped by a small model) cannot be written as UTF-8:
+        # replace it rather than die mid-stream
+        self.out.write(line.encode("utf-8", "replace").decode("utf-8") + "\n")
         self.out.flush()
 
     # -- tools --------------------------------------------------------------------------
     def execute(self, call: ms.Call) -> tuple[bool, str, dict[str, Any]]:
         """Run one tool call: (is_error, output, extra fields for the raw tool_result line)."""
         args = call.input
+        if any(isinstance(v, str) and "\x00" in v for v in args.values()):  # no OS call takes a NUL
+            return True, f"invalid arguments for {call.name}: a NUL character", {"error": "invalid_arguments"}
         if call.name == "shell" and isinstance(args.get("command"), str):
             return self._shell(args["command"])
         if call.name == "read_file" and isinstance(args.get("path"), str):
@@ -158,38 +199,62 @@ class Agent:
         entries = "\n".join(f"- {s.name}: {s.description} (file: {s.path})" for s in sorted(self.skills.values(), key=lambda s: s.name))
         system = SYSTEM.format(cwd=self.cwd, skills=SKILLS_BLOCK.format(entries=entries) if self.skills else "")
         self.history = [{"role": "system", "text": system}, {"role": "user", "text": prompt}]
+        spent = 0
         for turn in range(1, max_turns + 1):
+            if self.budget.exceeded(spent):
+                return self._end("budget", turn - 1, reason=f"{spent} tokens spent, budget {self.budget.max_total_tokens}")
             try:
                 reply = self.model.complete(self.history, TOOLS)
             except ModelError as exc:
                 self.emit({"type": "error", "kind": "model_error", "message": str(exc)})
-                self.emit({"type": "result", "status": "error", "final": "", "turns": turn - 1})
-                return 1
-            self.emit(
-                {
-                    "type": "model_response",
-                    "turn": turn,
-                    "text": reply.text,
-                    "tool_calls": [{"id": c.id, "name": c.name, "input": c.input} for c in reply.calls],
-                    "usage": {"input_tokens": reply.usage[0], "output_tokens": reply.usage[1]},
-                }
-            )
-            if reply.text:
-                self.emit({"type": "message", "role": "assistant", "text": reply.text})
-            self.history.append({"role": "assistant", "text": reply.text, "calls": reply.calls})
+                return self._end("error", turn - 1, code=1)
+            spent += reply.spent
+            self._record_reply(turn, reply)
+            if reply.truncated or self.budget.over_reply(reply.usage[1]):  # cut, or a server that ignored the cap
+                return self._end("budget", turn, reason=f"turn {turn} reply reached max_tokens {self.budget.max_tokens}")
             if not reply.calls:
-                self.emit({"type": "result", "status": "completed", "final": reply.text, "turns": turn})
-                return 0
+                return self._answer(turn, reply.text)
             for call in reply.calls:
-                self.emit({"type": "tool_call", "id": call.id, "tool": call.name, "input": call.input})
-                is_error, output, extra = self.execute(call)
-                activations = extra.pop("_activated", [])
-                self.emit(dict(extra, type="tool_result", id=call.id, is_error=is_error, output=output))
-                for line in activations:  # after the result, as the CLIs report it
-                    self.emit(line)
-                self.history.append({"role": "tool", "id": call.id, "name": call.name, "output": output})
-        self.emit({"type": "result", "status": "max_turns", "final": "", "turns": max_turns})
-        return 0
+                self._call(call)
+        return self._end("max_turns", max_turns)
+
+    def _record_reply(self, turn: int, reply: Reply) -> None:
+        self.emit(
+            {
+                "type": "model_response",
+                "turn": turn,
+                "text": reply.text,
+                "tool_calls": [{"id": c.id, "name": c.name, "input": c.input} for c in reply.calls],
+                "usage": {"input_tokens": reply.usage[0], "output_tokens": reply.usage[1]},
+                **({"truncated": True} if reply.truncated else {}),
+            }
+        )
+        if reply.text:
+            self.emit({"type": "message", "role": "assistant", "text": reply.text})
+        self.history.append({"role": "assistant", "text": reply.text, "calls": reply.calls})
+
+    def _answer(self, turn: int, text: str) -> int:
+        """A reply without tool calls is the final answer — unless it is empty or a call in prose."""
+        if not text.strip():
+            self.emit({"type": "error", "kind": "model_error", "message": f"turn {turn}: empty reply (no text, no tool calls)"})
+            return self._end("error", turn, code=1)
+        if _PROSE_CALL.search(text):
+            self.emit({"type": "error", "kind": "invalid_tool_call",
+                       "message": f"turn {turn}: a tool call written as text, not in tool_calls (not executed)"})
+        return self._end("completed", turn, final=text)
+
+    def _call(self, call: ms.Call) -> None:
+        self.emit({"type": "tool_call", "id": call.id, "tool": call.name, "input": call.input})
+        is_error, output, extra = self.execute(call)
+        activations = extra.pop("_activated", [])
+        self.emit(dict(extra, type="tool_result", id=call.id, is_error=is_error, output=output))
+        for line in activations:  # after the result, as the CLIs report it
+            self.emit(line)
+        self.history.append({"role": "tool", "id": call.id, "name": call.name, "output": output})
+
+    def _end(self, status: str, turns: int, *, final: str = "", reason: str | None = None, code: int = 0) -> int:
+        self.emit({"type": "result", "status": status, "final": final, "turns": turns, **({"reason": reason} if reason else {})})
+        return code
 
 
 def _read_text(path: Path) -> str:
@@ -251,14 +316,17 @@ class ScriptModel:
 class HttpModel:
     """Non-streaming Chat Completions or Responses requests to an OpenAI-style endpoint."""
 
-    def __init__(self, api: str, base_url: str, model: str, api_key: str | None, timeout: float = 600.0):
+    def __init__(self, api: str, base_url: str, model: str, api_key: str | None, timeout: float = 600.0,
+                 max_tokens: int | None = None):
         self.api, self.base_url, self.model, self.api_key, self.timeout = api, base_url.rstrip("/"), model, api_key, timeout
+        self.max_tokens = max_tokens
 
     def complete(self, history: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
         if self.api == "chat":
             body = {"model": self.model, "messages": _chat_messages(history), "tools": [{"type": "function", "function": t} for t in tools]}
-            data = self._post("/chat/completions", body)
-            return _parse_chat(data)
+            if self.max_tokens is not None:
+                body["max_tokens"] = self.max_tokens
+            return _parse_chat(self._post("/chat/completions", body))
         instructions = "\n".join(h["text"] for h in history if h["role"] == "system")
         body = {
             "model": self.model,
@@ -268,6 +336,8 @@ class HttpModel:
             "stream": False,
             "store": False,
         }
+        if self.max_tokens is not None:
+            body["max_output_tokens"] = self.max_tokens
         return _parse_responses(self._post("/responses", body))
 
     def _post(self, route: str, body: dict[str, Any]) -> Any:
@@ -277,15 +347,24 @@ class HttpModel:
         req = urllib.request.Request(self.base_url + route, data=json.dumps(body).encode(), headers=headers, method="POST")  # noqa: S310 - the configured endpoint
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # noqa: S310
-                payload = resp.read()
+                payload = resp.read(MAX_REPLY_BYTES + 1)
         except urllib.error.HTTPError as exc:
-            raise ModelError(f"HTTP {exc.code} from {route}: {exc.read()[:300]!r}") from None
-        except (urllib.error.URLError, OSError) as exc:
+            raise ModelError(f"HTTP {exc.code} from {route}: {_peek(exc)!r}") from None
+        except (urllib.error.URLError, OSError) as exc:  # includes a timeout: never wait forever
             raise ModelError(f"cannot reach {self.base_url}{route}: {exc}") from None
+        if len(payload) > MAX_REPLY_BYTES:
+            raise ModelError(f"{route} answered more than {MAX_REPLY_BYTES} bytes")
         try:
             return json.loads(payload)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: absurdly nested JSON
             raise ModelError(f"{route} answered non-JSON: {payload[:200]!r}") from None
+
+
+def _peek(exc: urllib.error.HTTPError) -> bytes:
+    try:
+        return exc.read()[:300]
+    except OSError:
+        return b""
 
 
 def _args(raw: Any) -> dict[str, Any]:
@@ -330,30 +409,67 @@ def _responses_input(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _dict(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ModelError(f"{what} is not a JSON object: {str(value)[:300]}")
+    return value
+
+
+def _text(value: Any, what: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ModelError(f"{what} is not a string: {str(value)[:300]}")
+    return value
+
+
+def _usage(usage: Any, keys: tuple[str, str], reply_text: str) -> tuple[tuple[int, int], int | None]:
+    """Reported token counts (0 when absent), and an estimate for the budget when the counts
+    are absent or not integers (4 characters a token, the reply only): a server that reports
+    no usage must still not slip past the run's token budget, but usage.json keeps only
+    what was reported."""
+    usage = usage if isinstance(usage, dict) else {}
+    counts = [usage.get(k) for k in keys]
+    if all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts):
+        return (counts[0], counts[1]), None
+    return (0, 0), max(1, len(reply_text) // 4)
+
+
 def _parse_chat(data: Any) -> Reply:
-    try:
-        message = data["choices"][0]["message"]
-    except (KeyError, IndexError, TypeError):
-        raise ModelError(f"chat completion without choices[0].message: {str(data)[:300]}") from None
+    data = _dict(data, "chat completion")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ModelError(f"chat completion without choices: {str(data)[:300]}")
+    choice = _dict(choices[0], "choices[0]")
+    message = _dict(choice.get("message"), "choices[0].message")
+    raw_calls = message.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        raise ModelError(f"tool_calls is not a list: {str(raw_calls)[:300]}")
     calls = []
-    for i, tc in enumerate(message.get("tool_calls") or []):
-        fn = tc.get("function") or {}
+    for i, tc in enumerate(raw_calls):
+        fn = _dict(_dict(tc, f"tool_calls[{i}]").get("function"), f"tool_calls[{i}].function")
         calls.append(ms.Call(str(tc.get("id") or f"call_{i}"), str(fn.get("name", "")), _args(fn.get("arguments"))))
-    usage = data.get("usage") or {}
-    return Reply(message.get("content") or "", calls, (usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0), data)
+    text = _text(message.get("content"), "message content")
+    usage, estimate = _usage(data.get("usage"), ("prompt_tokens", "completion_tokens"), text + json.dumps(raw_calls))
+    return Reply(text, calls, usage, data, truncated=choice.get("finish_reason") == "length", estimate=estimate)
 
 
 def _parse_responses(data: Any) -> Reply:
     if not isinstance(data, dict) or not isinstance(data.get("output"), list):
         raise ModelError(f"response without an output list: {str(data)[:300]}")
     texts, calls = [], []
-    for item in data["output"]:
+    for i, item in enumerate(data["output"]):
+        item = _dict(item, f"output[{i}]")
         if item.get("type") == "message":
-            texts += [c.get("text", "") for c in item.get("content") or [] if c.get("type") == "output_text"]
+            content = item.get("content") or []
+            texts += [_text(c.get("text"), "output_text") for c in content if isinstance(c, dict) and c.get("type") == "output_text"]
         elif item.get("type") == "function_call":
             calls.append(ms.Call(str(item.get("call_id")), str(item.get("name", "")), _args(item.get("arguments"))))
-    usage = data.get("usage") or {}
-    return Reply("".join(texts), calls, (usage.get("input_tokens") or 0, usage.get("output_tokens") or 0), data)
+    details = data.get("incomplete_details")
+    truncated = data.get("status") == "incomplete" and isinstance(details, dict) and details.get("reason") == "max_output_tokens"
+    text = "".join(texts)
+    usage, estimate = _usage(data.get("usage"), ("input_tokens", "output_tokens"), text)
+    return Reply(text, calls, usage, data, truncated=truncated, estimate=estimate)
 
 
 # -- entry point -------------------------------------------------------------------------
@@ -369,6 +485,9 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     p.add_argument("--max-turns", type=int, default=40)
     p.add_argument("--skills-root", action="append", type=Path, default=[])
     p.add_argument("--shell-timeout", type=float, default=600.0)
+    p.add_argument("--request-timeout", type=float, default=600.0, help="seconds to wait for one model reply")
+    p.add_argument("--max-tokens", type=int, default=None, help="cap on one model reply (sent as max_tokens)")
+    p.add_argument("--max-total-tokens", type=int, default=None, help="token budget of the whole run (input + output)")
     p.add_argument("prompt")
     args = p.parse_args(argv)
     out = out or sys.stdout
@@ -387,9 +506,11 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     else:
         if not args.base_url:
             p.error("--base-url is required with --backend chat|responses")
-        model = HttpModel(args.backend, args.base_url, args.model, os.environ.get(args.api_key_env))
+        model = HttpModel(args.backend, args.base_url, args.model, os.environ.get(args.api_key_env),
+                          timeout=args.request_timeout, max_tokens=args.max_tokens)
         model_id = args.model
-    agent = Agent(model=model, cwd=cwd, skills=skills, out=out, child_env=child_env, shell_timeout=args.shell_timeout)
+    agent = Agent(model=model, cwd=cwd, skills=skills, out=out, child_env=child_env, shell_timeout=args.shell_timeout,
+                  budget=Budget(args.max_tokens, args.max_total_tokens))
     agent.emit(
         {
             "type": "start",

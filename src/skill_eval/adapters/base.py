@@ -1,9 +1,15 @@
-"""The one interface every agent adapter implements, plus the helpers they share.
+"""The adapter interface the runner programs against, and the base class adapters build on.
 
 An adapter knows three things about one agent: how to launch it headless (argv, the
 environment variables it needs, config files for its isolated HOME), where it discovers
 skills, and how to turn its own event stream into the normalized vocabulary of
 docs/ARCHITECTURE.md (`events.jsonl`, `usage.json`). It never decides a grade.
+
+Why a Protocol (pre-commit's `Language`): the runner uses `Adapter` and nothing else — a
+handful of capability attributes it asks instead of checking names (`needs_binary`,
+`model_server_kind`, `needs_endpoint`), `launch(LaunchContext)`, `parse(...)` and
+`binary_info(...)`. `AdapterBase` supplies the defaults, so an adapter module is only its
+differences. Stream helpers live in `_events.py`, binary identity in `_binary.py`.
 
 Why parse takes bytes: the runner owns every file access (a test scans it for opens), so an
 adapter is handed the raw stream it already captured and returns records. `parse` never
@@ -19,27 +25,24 @@ crippled run for a clean one. `reason` always starts with one of the `ERR_*` kin
 
 from __future__ import annotations
 
-import hashlib
-import json
+import ipaddress
 import os
-import posixpath
-import shlex
-import subprocess
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import urllib.parse
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
-from skill_eval import strict
-from skill_eval.errors import InputError
+from skill_eval.adapters._binary import BinaryInfo, binary_info
 
 TIER_AGENT = "1"  # the agent itself reports activation (Claude Skill, Gemini activate_skill)
 TIER_READS = "2"  # only reads of files inside the installed skill tree are visible (Codex)
 TIER_MANUAL = "manual"
 
-# run_error kinds (the prefix of `reason`)
+# run_error kinds (the prefix of `reason`; the list is docs/ARCHITECTURE.md's)
 ERR_PERMISSION = "permission_denied"
 ERR_TOOL_MISSING = "tool_not_registered"
+ERR_TOOL_CALL = "invalid_tool_call"  # a call the agent could not make as written (bad JSON arguments, a call in prose)
 ERR_MAX_TURNS = "max_turns"
 ERR_BUDGET = "budget_exceeded"
 ERR_UNKNOWN_SKILL = "unknown_skill"
@@ -51,7 +54,8 @@ ERR_SANDBOX = "sandbox_denied"
 ERR_STREAM = "malformed_stream"
 ERR_INCOMPLETE = "incomplete_stream"
 
-# normalized stop reasons (usage.json "stop_reason")
+# normalized stop reasons (usage.json "stop_reason"); STOP_BUDGET is what the runner seals as
+# outcome `budget_stop`
 STOP_COMPLETED = "completed"
 STOP_MAX_TURNS = "max_turns"
 STOP_BUDGET = "budget"
@@ -59,10 +63,8 @@ STOP_ERROR = "error"
 STOP_INCOMPLETE = "incomplete"
 
 # Dummy credential handed to agents that talk to a scripted model server. It is not a secret,
-# but the runner still redacts every value of `credential_vars()` from bundles.
+# but the runner still redacts every value of `credential_vars` from bundles.
 SCRIPTED_DUMMY_KEY = "skill-eval-scripted-dummy-key"
-
-MAX_OUTPUT_CHARS = 20_000  # tool output kept in events.jsonl (raw/ keeps everything)
 
 
 @dataclass
@@ -83,19 +85,27 @@ class NormalizedRun:
 
 
 @dataclass(frozen=True)
-class BinaryInfo:
-    """Identity of an agent binary for meta.json: version string + digest of the resolved file.
+class LaunchContext:
+    """Everything one launch depends on, in one value (no adapter reads anything else).
 
-    `package` is `name@version` from the nearest package.json when the binary came from npm;
-    `extra` digests files the entry point runs (Codex's codex.js execs a vendored native binary).
+    `base_url`: the model endpoint (a scripted server's URL, or a real one); `credentials`:
+    the caller's real credential values (empty for scripted runs); `script`: the model script
+    for an adapter that replays it itself (`model_server_kind is None`); `max_tokens`: cap on
+    one model reply; `max_total_tokens`: cap on the tokens of the whole run (input + output),
+    reached -> stop reason `budget`. Adapters whose agent has no such knob ignore the budgets.
     """
 
-    path: str
-    resolved: str
-    version: str | None
-    sha256: str
-    package: str | None = None
-    extra: dict[str, str] = field(default_factory=dict)
+    prompt: str
+    home: Path
+    workdir: Path
+    model: str | None = None
+    max_turns: int = 40
+    binary: str | None = None
+    base_url: str | None = None
+    credentials: Mapping[str, str] = field(default_factory=dict)
+    script: Path | None = None
+    max_tokens: int | None = None
+    max_total_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -110,12 +120,67 @@ class LaunchSpec:
     skill_dirs: list[Path]  # [0] is where the arm's skills are installed
 
 
-class Adapter:
-    """Base class; subclasses set the class attributes and override what differs."""
+@runtime_checkable
+class Adapter(Protocol):
+    """What the runner uses of an adapter. Ask the capabilities, never the name."""
+
+    name: str
+    tier: str  # activation evidence tier: TIER_AGENT | TIER_READS | TIER_MANUAL
+    executable: str  # program looked up on PATH when `needs_binary` and no binary is given
+    needs_binary: bool  # False: skill-eval's own loop runs (nothing to find or identify)
+    model_server_kind: str | None  # scripted server to start for scripted turns; None: replays ctx.script itself
+    needs_endpoint: bool  # a real model needs an explicit --base-url (no default endpoint)
+    credential_vars: tuple[str, ...]  # env vars holding a credential (passed through, always redacted)
+
+    def launch(self, ctx: LaunchContext) -> LaunchSpec: ...
+
+    def parse(
+        self,
+        raw: bytes,
+        skill_roots: Sequence[str | os.PathLike[str]] = (),
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        installed_skills: Sequence[str] | None = None,
+        exit_code: int | None = None,
+    ) -> NormalizedRun: ...
+
+    def binary_info(self, path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None) -> BinaryInfo: ...
+
+
+def is_loopback(url: str | None) -> bool:
+    """True for an http(s) URL whose host is 127.0.0.0/8, ::1 or localhost (a local server)."""
+    if not url:
+        return False
+    try:
+        parsed = urllib.parse.urlsplit(url)
+        host = parsed.hostname
+    except ValueError:
+        return False
+    if parsed.scheme not in ("http", "https") or not host:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class AdapterBase:
+    """Defaults for every member of `Adapter`; a subclass overrides only what differs.
+
+    The launch is assembled from `build_command`, `env`, `home_files`, `stdin` and
+    `skill_dirs`, each a function of the one LaunchContext (no I/O: the runner writes and
+    spawns). `parse` wraps the adapter's `parse_stream` with the exit-status rule.
+    """
 
     name: str = ""
     tier: str = TIER_MANUAL
-    executable: str = ""  # program name looked up by the runner when no binary is given
+    executable: str = ""
+    needs_binary: bool = True
+    model_server_kind: str | None = None
+    needs_endpoint: bool = False
+    credential_vars: tuple[str, ...] = ()
     default_model: str | None = None
 
     # -- launch -------------------------------------------------------------------------
@@ -123,47 +188,42 @@ class Adapter:
         """Skill roots the agent discovers; the first is where the runner installs an arm's skills."""
         return [workdir / ".agents" / "skills"]
 
-    def build_command(
-        self,
-        prompt: str,
-        *,
-        model: str | None,
-        max_turns: int,
-        binary: str | None = None,
-        base_url: str | None = None,
-        workdir: Path | None = None,
-        home: Path | None = None,
-    ) -> list[str]:
+    def build_command(self, ctx: LaunchContext) -> list[str]:
         raise NotImplementedError
 
-    def env(
-        self,
-        *,
-        home: Path,
-        workdir: Path,
-        base_url: str | None = None,
-        credentials: Mapping[str, str] | None = None,
-    ) -> dict[str, str]:
-        """Variables the agent needs on top of the runner's minimal sandbox environment.
+    def env(self, ctx: LaunchContext) -> dict[str, str]:
+        """Variables the agent needs on top of the runner's minimal sandbox environment."""
+        return {"HOME": str(ctx.home)}
 
-        With `base_url` (a scripted model server) the credential is a dummy; otherwise the
-        caller passes the real one in `credentials` (never written to a bundle: the runner
-        redacts the values of `credential_vars()`).
-        """
-        return {"HOME": str(home)}
+    def home_files(self, ctx: LaunchContext) -> dict[str, bytes]:
+        """Config files to create under the isolated HOME (relative path -> bytes) before launch."""
+        return {}
 
-    def credential_vars(self) -> tuple[str, ...]:
-        return ()
+    def stdin(self) -> bytes:
+        """Bytes fed on stdin (empty: several CLIs block or print a notice on an open TTY/pipe)."""
+        return b""
 
-    def add_endpoint(self, env: dict[str, str], base_url: str | None, credentials: Mapping[str, str] | None,
-                     *, url_var: str | None, key_var: str) -> dict[str, str]:
-        """A scripted server gets its URL and a dummy key; a real endpoint gets the caller's credentials."""
-        if base_url:
-            if url_var:
-                env[url_var] = base_url
+    def launch(self, ctx: LaunchContext) -> LaunchSpec:
+        """argv + env + HOME files + stdin in one call."""
+        return LaunchSpec(
+            argv=self.build_command(ctx),
+            env=self.env(ctx),
+            home_files=self.home_files(ctx),
+            stdin=self.stdin(),
+            credential_vars=self.credential_vars,
+            skill_dirs=self.skill_dirs(ctx.home, ctx.workdir),
+        )
+
+    def add_endpoint(self, env: dict[str, str], ctx: LaunchContext, *, url_var: str | None, key_var: str) -> dict[str, str]:
+        """Point the agent at `ctx.base_url`; the caller's credentials win, else a dummy key
+        (a scripted or local server ignores it, and the CLIs refuse to start without one)."""
+        if ctx.base_url and url_var:
+            env[url_var] = ctx.base_url
+        present = {var: ctx.credentials[var] for var in self.credential_vars if var in ctx.credentials}
+        if present:
+            env.update(present)
+        elif ctx.base_url:
             env[key_var] = SCRIPTED_DUMMY_KEY
-        elif credentials:
-            env.update({var: credentials[var] for var in self.credential_vars() if var in credentials})
         return env
 
     def binary_info(self, path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None) -> BinaryInfo:
@@ -173,41 +233,6 @@ class Adapter:
 
     def extra_identity(self, resolved: Path) -> list[Path]:
         return []
-
-    def home_files(
-        self, *, home: Path, workdir: Path, base_url: str | None, model: str | None, max_turns: int
-    ) -> dict[str, bytes]:
-        """Config files to create under the isolated HOME (relative path -> bytes) before launch."""
-        return {}
-
-    def stdin(self) -> bytes:
-        """Bytes fed on stdin (empty: several CLIs block or print a notice on an open TTY/pipe)."""
-        return b""
-
-    def launch(
-        self,
-        prompt: str,
-        *,
-        home: Path,
-        workdir: Path,
-        model: str | None,
-        max_turns: int,
-        binary: str | None = None,
-        base_url: str | None = None,
-        credentials: Mapping[str, str] | None = None,
-        **extra: Any,
-    ) -> LaunchSpec:
-        """argv + env + HOME files + stdin in one call (no I/O: the runner writes and spawns)."""
-        return LaunchSpec(
-            argv=self.build_command(
-                prompt, model=model, max_turns=max_turns, binary=binary, base_url=base_url, workdir=workdir, home=home, **extra
-            ),
-            env=self.env(home=home, workdir=workdir, base_url=base_url, credentials=credentials),
-            home_files=self.home_files(home=home, workdir=workdir, base_url=base_url, model=model, max_turns=max_turns),
-            stdin=self.stdin(),
-            credential_vars=self.credential_vars(),
-            skill_dirs=self.skill_dirs(home, workdir),
-        )
 
     # -- results ------------------------------------------------------------------------
     def parse(
@@ -246,330 +271,3 @@ class Adapter:
         installed_skills: Sequence[str] | None,
     ) -> NormalizedRun:
         raise NotImplementedError
-
-
-# ---------------------------------------------------------------------------------------
-# shared helpers
-
-
-def iter_json_lines(raw: bytes, source: str) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
-    """Yield (line number, object, error) for each non-blank line of a JSONL stream.
-
-    Lines are parsed with `strict.loads_json` (duplicate keys, NaN refused): an agent stream
-    has no reason to contain either, and a line we would read ambiguously is an error. A bad
-    line yields (n, None, message) instead of raising, so the adapter records a run_error
-    and keeps the rest; a non-object line is an error too.
-    """
-    try:
-        text = strict.decode_utf8(raw, source)
-    except InputError as exc:
-        yield 0, None, str(exc)
-        text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
-    # split on "\n" only: str.splitlines() would also split inside JSON strings at U+2028,
-    # U+0085 and friends, which JSON.stringify leaves unescaped
-    for n, line in enumerate(text.split("\n"), start=1):
-        line = line.removesuffix("\r")
-        if not line.strip():
-            continue
-        try:
-            obj = strict.loads_json(line, f"{source} line {n}")
-        except InputError as exc:
-            yield n, None, str(exc)
-            continue
-        if not isinstance(obj, dict):
-            yield n, None, f"{source} line {n}: not a JSON object"
-            continue
-        yield n, obj, None
-
-
-def clip(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n[... {len(text) - limit} more characters in raw/]"
-
-
-def as_text(value: Any) -> str:
-    """Tool output as text: strings as-is, Anthropic content-block lists joined, else JSON."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        parts = []
-        for block in value:
-            if isinstance(block, dict) and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-            elif isinstance(block, str):
-                parts.append(block)
-            else:
-                parts.append(json.dumps(block, sort_keys=True))
-        return "\n".join(parts)
-    return json.dumps(value, sort_keys=True)
-
-
-class SkillPaths:
-    """Map paths seen in a stream to (skill, path inside the skill) without touching the disk.
-
-    Roots are the absolute skill directories the agent discovers. Relative paths are joined
-    to `cwd` when known; without a cwd a relative path still matches when it starts with a
-    root's last two components (".agents/skills/x/SKILL.md"), which is how agents write them.
-    """
-
-    def __init__(self, roots: Iterable[str | os.PathLike[str]], cwd: str | os.PathLike[str] | None):
-        # longest first: a nested root (Codex's skills/.system) wins over its parent
-        self.roots = sorted({posixpath.normpath(os.fspath(r)) for r in roots}, key=lambda r: (-len(r), r))
-        self.cwd = posixpath.normpath(os.fspath(cwd)) if cwd is not None else None
-
-    def classify(self, path: str) -> tuple[str, str] | None:
-        if not path or "\x00" in path:
-            return None
-        path = path.strip().strip("'\"")
-        if path.startswith("file://"):
-            path = path[len("file://") :]
-        candidates = []
-        if posixpath.isabs(path):
-            candidates.append(posixpath.normpath(path))
-        elif self.cwd is not None:
-            candidates.append(posixpath.normpath(posixpath.join(self.cwd, path)))
-        for cand in candidates:
-            for root in self.roots:
-                if cand.startswith(root + "/"):
-                    return _split_skill(cand[len(root) + 1 :])
-        if not posixpath.isabs(path):
-            rel = posixpath.normpath(path)
-            for root in self.roots:
-                tail = "/".join(root.split("/")[-2:])
-                if tail and rel.startswith(tail + "/"):
-                    return _split_skill(rel[len(tail) + 1 :])
-        return None
-
-
-def _split_skill(inside: str) -> tuple[str, str] | None:
-    parts = inside.split("/", 1)
-    if not parts[0] or parts[0].startswith("."):  # "..", or a hidden dir such as .system
-        return None
-    return parts[0], parts[1] if len(parts) > 1 else "."
-
-
-_SHELLS = {"bash", "sh", "zsh", "dash"}
-# programs whose naming a SKILL.md means its text reached the model (tier-2 evidence)
-READERS = {"cat", "sed", "head", "tail", "less", "more", "nl", "awk", "gawk", "bat", "batcat", "grep", "rg", "tac", "view", "strings"}
-
-
-def command_words(command: str | Sequence[str]) -> list[str]:
-    """Words of a shell command, unwrapping `bash -lc '<script>'` the way Codex reports it.
-
-    Best effort (this only feeds the tier-2 read heuristic): operators split words, an
-    unbalanced quote falls back to whitespace splitting, `key=value` words also yield value.
-    """
-    if isinstance(command, str):
-        words = _split(command)
-    else:
-        words = [str(w) for w in command]
-    if len(words) >= 3 and posixpath.basename(words[0]) in _SHELLS and words[1] in ("-c", "-lc", "-cl"):
-        words = _split(words[2]) + words[3:]
-    out: list[str] = []
-    for w in words:
-        out.append(w)
-        if "=" in w:
-            out.append(w.split("=", 1)[1])
-    return out
-
-
-def _split(text: str) -> list[str]:
-    try:
-        lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        return list(lexer)
-    except ValueError:
-        return text.split()
-
-
-class EventBuilder:
-    """Accumulates normalized events, in stream order, with the bookkeeping every parser needs."""
-
-    def __init__(self, skill_paths: SkillPaths):
-        self.paths = skill_paths
-        self.events: list[dict[str, Any]] = []
-        self.errors: list[str] = []
-        self.tool_calls = 0
-        self.turns = 0
-        self._after_tool = True  # model activity after a tool result (or at start) opens a turn
-
-    def _model_activity(self) -> None:
-        if self._after_tool:
-            self.turns += 1
-            self._after_tool = False
-
-    def message(self, role: str, text: str) -> None:
-        if role == "assistant":
-            self._model_activity()
-        if text:
-            self.events.append({"type": "message", "role": role, "text": text})
-
-    def tool_call(self, call_id: str, tool: str, tool_input: Any) -> None:
-        self._model_activity()
-        self.tool_calls += 1
-        if not isinstance(tool_input, dict):
-            tool_input = {"value": tool_input}
-        self.events.append({"type": "tool_call", "id": str(call_id), "tool": tool, "input": tool_input})
-
-    def tool_result(self, call_id: str, is_error: bool, output: str) -> None:
-        self._after_tool = True
-        self.events.append({"type": "tool_result", "id": str(call_id), "is_error": bool(is_error), "output": clip(output)})
-
-    def activated(self, skill: str, tier: str) -> None:
-        if skill:  # an empty name is no evidence (schemas/event.schema.json: minLength 1)
-            self.events.append({"type": "skill_activated", "skill": skill, "tier": tier})
-
-    def file_read(self, skill: str, path: str) -> None:
-        event = {"type": "skill_file_read", "skill": skill, "path": path}
-        if self.events and self.events[-1] == event:
-            return
-        self.events.append(event)
-
-    def reads_from_paths(self, paths: Iterable[str]) -> list[tuple[str, str]]:
-        """Record skill_file_read for every path inside a skill root; return the hits."""
-        hits = []
-        seen = set()
-        for p in paths:
-            hit = self.paths.classify(p)
-            if hit and hit not in seen:
-                seen.add(hit)
-                hits.append(hit)
-                self.file_read(*hit)
-        return hits
-
-    def file_tool_read(self, path: str, *, tier2: bool = True) -> None:
-        """A read tool (Claude Read, Gemini read_file) returned a file: SKILL.md is tier 2."""
-        for skill, rel in self.reads_from_paths([path]):
-            if tier2 and rel == "SKILL.md":
-                self.activated(skill, TIER_READS)
-
-    def shell_read(self, command: str | Sequence[str], *, tier2: bool = True) -> None:
-        """A successful shell command: every skill path it names is a skill_file_read; a
-        SKILL.md named by a reading program (cat, sed, head...) is a tier-2 activation.
-        `ls .agents/skills/x/SKILL.md` touches the file but reads nothing: no activation."""
-        words = command_words(command)
-        hits = self.reads_from_paths(words)
-        if tier2 and any(posixpath.basename(w) in READERS for w in words):
-            for skill, rel in hits:
-                if rel == "SKILL.md":
-                    self.activated(skill, TIER_READS)
-
-    def error(self, kind: str, detail: str) -> None:
-        reason = f"{kind}: {detail}" if detail else kind
-        if reason not in self.errors:
-            self.errors.append(reason)
-            self.events.append({"type": "run_error", "reason": reason})
-
-    def finish(
-        self,
-        *,
-        final_text: str,
-        stop_reason: str,
-        tokens_in: int | None,
-        tokens_out: int | None,
-        cost_usd: float | None = None,
-        turns: int | None = None,
-        agent_version: str | None = None,
-        model: str | None = None,
-    ) -> NormalizedRun:
-        usage = {
-            "turns": turns if turns is not None else self.turns,
-            "tool_calls": self.tool_calls,
-            "tokens_in": tokens_in,
-            "tokens_out": tokens_out,
-            "cost_usd": cost_usd,
-            "wall_clock_s": None,  # measured by the runner, which must set it (usage schema: number)
-            "retries": 0,  # counted by the runner
-            "stop_reason": stop_reason,
-        }
-        return NormalizedRun(
-            events=self.events,
-            final_text=final_text,
-            usage=usage,
-            errors=list(self.errors),
-            stop_reason=stop_reason,
-            agent_version=agent_version,
-            model=model,
-        )
-
-
-def int_or_zero(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def binary_info(
-    path: str | os.PathLike[str],
-    *,
-    env: Mapping[str, str] | None = None,
-    timeout: float = 30.0,
-    extra: Sequence[Path] = (),
-) -> BinaryInfo:
-    """Version string (first line of `<binary> --version`) and sha256 of the resolved file.
-
-    npm installs put a symlink in node_modules/.bin; the digest is of the file it resolves to
-    (Claude: the native binary; Codex: the JS launcher, its native binary in `extra`; Gemini:
-    the JS bundle entry point, its chunks identified by `package`). A binary that does not
-    answer --version still gets a digest, with version None.
-    """
-    p = Path(path)
-    resolved = p.resolve(strict=True)
-    version = None
-    try:
-        proc = subprocess.run(
-            [str(p), "--version"],
-            capture_output=True,
-            timeout=timeout,
-            env=dict(env) if env is not None else None,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-        lines = proc.stdout.decode("utf-8", errors="replace").strip().splitlines()
-        if proc.returncode == 0 and lines:
-            version = lines[-1].strip()  # Codex prints a warning line first on some setups
-    except (OSError, subprocess.TimeoutExpired):
-        version = None
-    return BinaryInfo(
-        path=str(p),
-        resolved=str(resolved),
-        version=version,
-        sha256=_sha256_file(resolved),
-        package=_npm_package(resolved),
-        extra={str(x): _sha256_file(x) for x in extra},
-    )
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _npm_package(resolved: Path) -> str | None:
-    for parent in list(resolved.parents)[:4]:
-        manifest = parent / "package.json"
-        if manifest.is_file():
-            try:
-                data = strict.load_json(manifest)
-            except InputError:
-                return None
-            if isinstance(data, dict) and isinstance(data.get("name"), str) and isinstance(data.get("version"), str):
-                return f"{data['name']}@{data['version']}"
-            return None
-    return None
-
-
-def require_binary(binary: str | None, default: str) -> str:
-    return binary if binary else default
-
-
-@dataclass
-class PendingCall:
-    """A tool call waiting for its result (parsers keep these keyed by call id)."""
-
-    tool: str
-    input: dict[str, Any] = field(default_factory=dict)

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from skill_eval.adapters import base
+from skill_eval.adapters._events import EventBuilder, SkillPaths, as_text, int_or_zero, obj_field
 from skill_eval.adapters.base import (
     ERR_AGENT,
     ERR_BUDGET,
@@ -32,16 +34,11 @@ from skill_eval.adapters.base import (
     ERR_PERMISSION,
     ERR_SKILL_FAILED,
     ERR_SKILL_NOT_LOADED,
-    ERR_STREAM,
     ERR_TOOL_MISSING,
     ERR_UNKNOWN_SKILL,
-    Adapter,
-    EventBuilder,
+    AdapterBase,
+    LaunchContext,
     NormalizedRun,
-    PendingCall,
-    SkillPaths,
-    as_text,
-    int_or_zero,
 )
 
 _UNKNOWN_SKILL = re.compile(r"Unknown skill:\s*(\S+?)(?:</tool_use_error>|\s|$)")
@@ -64,54 +61,39 @@ _RESULT_SUBTYPES = {
 }
 
 
-class ClaudeCodeAdapter(Adapter):
+class ClaudeCodeAdapter(AdapterBase):
     name = "claude-code"
     tier = base.TIER_AGENT
     executable = "claude"
+    model_server_kind = "anthropic"
+    credential_vars = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 
     def skill_dirs(self, home: Path, workdir: Path) -> list[Path]:
         return [workdir / ".claude" / "skills", home / ".claude" / "skills"]
 
-    def build_command(
-        self,
-        prompt: str,
-        *,
-        model: str | None,
-        max_turns: int,
-        binary: str | None = None,
-        base_url: str | None = None,
-        workdir: Path | None = None,
-        home: Path | None = None,
-    ) -> list[str]:
+    def build_command(self, ctx: LaunchContext) -> list[str]:
         # --verbose is mandatory with stream-json under -p; --dangerously-skip-permissions
         # because the runner's sandbox is the boundary and a default-mode run silently loses
         # its Bash writes (permission_denials). Root needs IS_SANDBOX=1 (see env()).
         argv = [
-            base.require_binary(binary, self.executable),
+            ctx.binary or self.executable,
             "-p",
             "--output-format",
             "stream-json",
             "--verbose",
             "--max-turns",
-            str(max_turns),
+            str(ctx.max_turns),
             "--dangerously-skip-permissions",
         ]
-        if model:
-            argv += ["--model", model]
-        argv.append(prompt)
+        if ctx.model:
+            argv += ["--model", ctx.model]
+        argv.append(ctx.prompt)
         return argv
 
-    def env(
-        self,
-        *,
-        home: Path,
-        workdir: Path,
-        base_url: str | None = None,
-        credentials: Mapping[str, str] | None = None,
-    ) -> dict[str, str]:
+    def env(self, ctx: LaunchContext) -> dict[str, str]:
         env = {
-            "HOME": str(home),
-            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+            "HOME": str(ctx.home),
+            "CLAUDE_CONFIG_DIR": str(ctx.home / ".claude"),
             "DISABLE_TELEMETRY": "1",
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_ERROR_REPORTING": "1",
@@ -120,10 +102,7 @@ class ClaudeCodeAdapter(Adapter):
             "CLAUDE_CODE_DISABLE_BUNDLED_SKILLS": "1",
             "IS_SANDBOX": "1",
         }
-        return self.add_endpoint(env, base_url, credentials, url_var="ANTHROPIC_BASE_URL", key_var="ANTHROPIC_API_KEY")
-
-    def credential_vars(self) -> tuple[str, ...]:
-        return ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+        return self.add_endpoint(env, ctx, url_var="ANTHROPIC_BASE_URL", key_var="ANTHROPIC_API_KEY")
 
     def parse_stream(
         self,
@@ -134,57 +113,50 @@ class ClaudeCodeAdapter(Adapter):
         installed_skills: Sequence[str] | None,
     ) -> NormalizedRun:
         b = EventBuilder(SkillPaths(skill_roots, cwd))
-        pending: dict[str, PendingCall] = {}
-        message_ids: set[str] = set()
-        last_text = ""
-        result: dict[str, Any] | None = None
-        version = model = None
-        for n, obj, err in base.iter_json_lines(raw, "claude stream"):
-            if obj is None:
-                b.error(ERR_STREAM, err or f"line {n}")
-                continue
+        st = _State()
+        for obj in b.json_lines(raw, "claude stream"):
             kind = obj.get("type")
             if kind == "system" and obj.get("subtype") == "init":
-                version = obj.get("claude_code_version")
-                model = obj.get("model")
+                st.version, st.model = obj.get("claude_code_version"), obj.get("model")
                 _check_init(b, obj, installed_skills)
             elif kind == "assistant":
-                msg = obj.get("message") if isinstance(obj.get("message"), dict) else {}
-                if isinstance(msg.get("id"), str):
-                    message_ids.add(msg["id"])
-                for block in msg.get("content") or []:
-                    if not isinstance(block, dict):
-                        continue
-                    if block.get("type") == "text" and isinstance(block.get("text"), str):
-                        b.message("assistant", block["text"])
-                        last_text = block["text"]
-                    elif block.get("type") == "tool_use":
-                        call_id = str(block.get("id", ""))
-                        tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
-                        pending[call_id] = PendingCall(str(block.get("name", "")), tool_input)
-                        b.tool_call(call_id, str(block.get("name", "")), tool_input)
+                _assistant(b, obj_field(obj, "message"), st)
             elif kind == "user":
-                msg = obj.get("message") if isinstance(obj.get("message"), dict) else {}
-                content = msg.get("content")
-                if not isinstance(content, list):
-                    continue
-                for block in content:
+                content = obj_field(obj, "message").get("content")
+                for block in content if isinstance(content, list) else []:
                     if isinstance(block, dict) and block.get("type") == "tool_result":
-                        _tool_result(b, block, obj.get("tool_use_result"), pending)
+                        _tool_result(b, block, obj.get("tool_use_result"))
             elif kind == "result":
-                result = obj
-        if result is None:
+                st.result = obj
+        if st.result is None:
             b.error(ERR_INCOMPLETE, "no result event (the agent was killed, timed out or crashed)")
-            return b.finish(
-                final_text=last_text,
-                stop_reason=base.STOP_INCOMPLETE,
-                tokens_in=None,
-                tokens_out=None,
-                turns=len(message_ids),
-                agent_version=version,
-                model=model,
-            )
-        return _finish(b, result, last_text, len(message_ids), version, model)
+            return b.finish(final_text=st.last_text, stop_reason=base.STOP_INCOMPLETE, tokens_in=None, tokens_out=None,
+                            turns=len(st.message_ids), agent_version=st.version, model=st.model)
+        return _finish(b, st.result, st)
+
+
+@dataclass
+class _State:
+    """What the Claude parser carries across lines."""
+
+    message_ids: set[str] = field(default_factory=set)
+    last_text: str = ""
+    result: dict[str, Any] | None = None
+    version: str | None = None
+    model: str | None = None
+
+
+def _assistant(b: EventBuilder, msg: dict[str, Any], st: _State) -> None:
+    if isinstance(msg.get("id"), str):
+        st.message_ids.add(msg["id"])
+    for block in msg.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            b.message("assistant", block["text"])
+            st.last_text = block["text"]
+        elif block.get("type") == "tool_use":
+            b.tool_call(str(block.get("id", "")), str(block.get("name", "")), obj_field(block, "input"))
 
 
 def _check_init(b: EventBuilder, init: dict[str, Any], installed: Sequence[str] | None) -> None:
@@ -199,14 +171,12 @@ def _check_init(b: EventBuilder, init: dict[str, Any], installed: Sequence[str] 
             b.error(ERR_SKILL_NOT_LOADED, f"{skill} is installed but not in the agent's skill list")
 
 
-def _tool_result(b: EventBuilder, block: dict[str, Any], meta: Any, pending: dict[str, PendingCall]) -> None:
+def _tool_result(b: EventBuilder, block: dict[str, Any], meta: Any) -> None:
     call_id = str(block.get("tool_use_id", ""))
     output = as_text(block.get("content"))
     is_error = bool(block.get("is_error"))
-    b.tool_result(call_id, is_error, output)
-    call = pending.pop(call_id, None)
-    tool = call.tool if call else ""
-    tool_input = call.input if call else {}
+    call = b.tool_result(call_id, is_error, output)
+    tool, tool_input = call.tool, call.input
     missing = _NO_SUCH_TOOL.search(output) if is_error else None
     if missing:
         b.error(ERR_TOOL_MISSING, f"{missing.group(1).rstrip('.')} call {call_id}")
@@ -236,16 +206,9 @@ def _tool_result(b: EventBuilder, block: dict[str, Any], meta: Any, pending: dic
         b.shell_read(tool_input["command"])
 
 
-def _finish(
-    b: EventBuilder,
-    result: dict[str, Any],
-    last_text: str,
-    n_messages: int,
-    version: str | None,
-    model: str | None,
-) -> NormalizedRun:
+def _finish(b: EventBuilder, result: dict[str, Any], st: _State) -> NormalizedRun:
     subtype = result.get("subtype")
-    stop, err_kind = _RESULT_SUBTYPES.get(subtype, (base.STOP_ERROR, ERR_AGENT))
+    stop, err_kind = _RESULT_SUBTYPES.get(subtype if isinstance(subtype, str) else "", (base.STOP_ERROR, ERR_AGENT))
     for denial in result.get("permission_denials") or []:
         if isinstance(denial, dict):
             b.error(ERR_PERMISSION, f"{denial.get('tool_name', 'tool')} call {denial.get('tool_use_id', '?')}")
@@ -258,7 +221,7 @@ def _finish(
         b.error(ERR_AGENT, f"result is_error: {as_text(result.get('result'))[:300]}")
     if result.get("api_error_status") not in (None, 0):
         b.error(ERR_AGENT, f"API error status {result.get('api_error_status')}")
-    usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+    usage = obj_field(result, "usage")
     tokens_in = (
         int_or_zero(usage.get("input_tokens"))
         + int_or_zero(usage.get("cache_creation_input_tokens"))
@@ -266,8 +229,8 @@ def _finish(
     )
     cost = result.get("total_cost_usd")
     # an error result carries no `result`: the last text is not an answer then (max turns)
-    final = result.get("result") if isinstance(result.get("result"), str) else (last_text if stop == base.STOP_COMPLETED else "")
-    turns = result.get("num_turns") if isinstance(result.get("num_turns"), int) else n_messages
+    final = result.get("result") if isinstance(result.get("result"), str) else (st.last_text if stop == base.STOP_COMPLETED else "")
+    turns = result.get("num_turns") if isinstance(result.get("num_turns"), int) else len(st.message_ids)
     return b.finish(
         final_text=final,
         stop_reason=stop,
@@ -275,6 +238,6 @@ def _finish(
         tokens_out=int_or_zero(usage.get("output_tokens")) if usage else None,
         cost_usd=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
         turns=turns,
-        agent_version=version,
-        model=model,
+        agent_version=st.version,
+        model=st.model,
     )

@@ -20,23 +20,21 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from skill_eval.adapters import base
+from skill_eval.adapters._events import EventBuilder, SkillPaths, int_or_zero, obj_field
 from skill_eval.adapters.base import (
     ERR_AGENT,
     ERR_INCOMPLETE,
     ERR_MODEL,
     ERR_PERMISSION,
     ERR_SANDBOX,
-    ERR_STREAM,
-    Adapter,
-    EventBuilder,
+    AdapterBase,
+    LaunchContext,
     NormalizedRun,
-    SkillPaths,
-    int_or_zero,
 )
 
 PROVIDER_ID = "skill_eval"
@@ -45,10 +43,12 @@ KEY_VAR = "SKILL_EVAL_OPENAI_API_KEY"
 _SANDBOX_MARKERS = ("Read-only file system", "Operation not permitted")
 
 
-class CodexAdapter(Adapter):
+class CodexAdapter(AdapterBase):
     name = "codex"
     tier = base.TIER_READS
     executable = "codex"
+    model_server_kind = "openai-responses"
+    credential_vars = (KEY_VAR, "OPENAI_API_KEY", "CODEX_API_KEY")
     default_model = "gpt-5.5"  # a slug from `codex debug models` in 0.171; unknown slugs degrade
 
     def __init__(self, sandbox: str = "bypass"):
@@ -72,49 +72,27 @@ class CodexAdapter(Adapter):
             codex_home / "skills" / ".system",  # written by Codex itself on first run (imagegen, ...)
         ]
 
-    def build_command(
-        self,
-        prompt: str,
-        *,
-        model: str | None,
-        max_turns: int,
-        binary: str | None = None,
-        base_url: str | None = None,
-        workdir: Path | None = None,
-        home: Path | None = None,
-    ) -> list[str]:
-        argv = [base.require_binary(binary, self.executable), "exec", "--json", "--skip-git-repo-check"]
+    def build_command(self, ctx: LaunchContext) -> list[str]:
+        argv = [ctx.binary or self.executable, "exec", "--json", "--skip-git-repo-check"]
         if self.sandbox == "bypass":
             argv.append("--dangerously-bypass-approvals-and-sandbox")
         else:
             argv += ["--sandbox", self.sandbox]
-        if model:
-            argv += ["--model", model]
-        argv.append(prompt)
+        if ctx.model:
+            argv += ["--model", ctx.model]
+        argv.append(ctx.prompt)
         return argv
 
-    def env(
-        self,
-        *,
-        home: Path,
-        workdir: Path,
-        base_url: str | None = None,
-        credentials: Mapping[str, str] | None = None,
-    ) -> dict[str, str]:
-        env = {"HOME": str(home), "CODEX_HOME": str(home / ".codex")}
-        return self.add_endpoint(env, base_url, credentials, url_var=None, key_var=KEY_VAR)
+    def env(self, ctx: LaunchContext) -> dict[str, str]:
+        env = {"HOME": str(ctx.home), "CODEX_HOME": str(ctx.home / ".codex")}
+        return self.add_endpoint(env, ctx, url_var=None, key_var=KEY_VAR)
 
-    def credential_vars(self) -> tuple[str, ...]:
-        return (KEY_VAR, "OPENAI_API_KEY", "CODEX_API_KEY")
-
-    def home_files(
-        self, *, home: Path, workdir: Path, base_url: str | None, model: str | None, max_turns: int
-    ) -> dict[str, bytes]:
+    def home_files(self, ctx: LaunchContext) -> dict[str, bytes]:
         # allow_login_shell = false: Codex otherwise runs every command as `bash -lc`, and a
         # login shell re-reads /etc/profile, which resets PATH — the recording shim on the
         # sandbox PATH would vanish and the subject would be "command not found" (measured).
-        lines = [f"model = {_toml_str(model or self.default_model)}", "allow_login_shell = false"]
-        if base_url:
+        lines = [f"model = {_toml_str(ctx.model or self.default_model or '')}", "allow_login_shell = false"]
+        if ctx.base_url:
             lines.append(f"model_provider = {_toml_str(PROVIDER_ID)}")
         lines += [
             "",
@@ -123,12 +101,12 @@ class CodexAdapter(Adapter):
             "apps = false",
             "remote_plugin = false",
         ]
-        if base_url:
+        if ctx.base_url:
             lines += [
                 "",
                 f"[model_providers.{PROVIDER_ID}]",
                 'name = "skill-eval scripted model server"',
-                f"base_url = {_toml_str(base_url.rstrip('/') + '/v1')}",
+                f"base_url = {_toml_str(ctx.base_url.rstrip('/') + '/v1')}",
                 'wire_api = "responses"',
                 f"env_key = {_toml_str(KEY_VAR)}",
                 "request_max_retries = 0",
@@ -146,33 +124,22 @@ class CodexAdapter(Adapter):
     ) -> NormalizedRun:
         b = EventBuilder(SkillPaths(skill_roots, cwd))
         started: set[str] = set()
-        tokens_in = tokens_out = 0
-        saw_usage = completed = failed = False
+        tokens: list[int] = []  # input, output summed over turns; empty: no usage seen
+        completed = failed = False
         final = ""
-        for n, obj, err in base.iter_json_lines(raw, "codex stream"):
-            if obj is None:
-                b.error(ERR_STREAM, err or f"line {n}")
-                continue
+        for obj in b.json_lines(raw, "codex stream"):
             kind = obj.get("type")
-            item = obj.get("item") if isinstance(obj.get("item"), dict) else None
-            if kind in ("item.started", "item.updated", "item.completed") and item is not None:
+            item = obj.get("item")
+            if kind in ("item.started", "item.updated", "item.completed") and isinstance(item, dict):
                 text = _item(b, item, kind, started)
-                if text is not None:
-                    final = text
+                final = text if text is not None else final
             elif kind == "turn.completed":
                 completed = True
-                usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
-                if usage:
-                    saw_usage = True
-                    tokens_in += int_or_zero(usage.get("input_tokens"))
-                    tokens_out += int_or_zero(usage.get("output_tokens"))
-            elif kind == "turn.failed":
+                _add_usage(tokens, obj_field(obj, "usage"))
+            elif kind in ("turn.failed", "error"):
                 failed = True
-                error = obj.get("error") if isinstance(obj.get("error"), dict) else {}
-                b.error(ERR_AGENT, f"turn failed: {error.get('message', '')}")
-            elif kind == "error":
-                failed = True
-                b.error(ERR_AGENT, str(obj.get("message", "")))
+                detail = f"turn failed: {obj_field(obj, 'error').get('message', '')}" if kind == "turn.failed" else str(obj.get("message", ""))
+                b.error(ERR_AGENT, detail)
         if failed:
             stop = base.STOP_ERROR
         elif completed:
@@ -180,12 +147,17 @@ class CodexAdapter(Adapter):
         else:
             stop = base.STOP_INCOMPLETE
             b.error(ERR_INCOMPLETE, "no turn.completed event (the agent was killed, timed out or crashed)")
-        return b.finish(
-            final_text=final,
-            stop_reason=stop,
-            tokens_in=tokens_in if saw_usage else None,
-            tokens_out=tokens_out if saw_usage else None,
-        )
+        return b.finish(final_text=final, stop_reason=stop, tokens_in=tokens[0] if tokens else None,
+                        tokens_out=tokens[1] if tokens else None)
+
+
+def _add_usage(tokens: list[int], usage: dict[str, Any]) -> None:
+    if not usage:
+        return
+    if not tokens:
+        tokens += [0, 0]
+    tokens[0] += int_or_zero(usage.get("input_tokens"))
+    tokens[1] += int_or_zero(usage.get("output_tokens"))
 
 
 def _item(b: EventBuilder, item: dict[str, Any], kind: str, started: set[str]) -> str | None:

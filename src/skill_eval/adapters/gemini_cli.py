@@ -22,25 +22,23 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from skill_eval.adapters import base
+from skill_eval.adapters._events import EventBuilder, SkillPaths, int_or_zero, obj_field
 from skill_eval.adapters.base import (
     ERR_AGENT,
     ERR_INCOMPLETE,
     ERR_MAX_TURNS,
     ERR_PERMISSION,
-    ERR_STREAM,
     ERR_TOOL_MISSING,
     ERR_UNKNOWN_SKILL,
-    Adapter,
-    EventBuilder,
+    AdapterBase,
+    LaunchContext,
     NormalizedRun,
-    PendingCall,
-    SkillPaths,
-    int_or_zero,
 )
 
 _READ_TOOLS = {"read_file": ("file_path", "absolute_path", "path"), "read_many_files": ("paths", "include")}
@@ -48,10 +46,12 @@ _SHELL_TOOL = "run_shell_command"
 _ACTIVATE = "activate_skill"
 
 
-class GeminiCliAdapter(Adapter):
+class GeminiCliAdapter(AdapterBase):
     name = "gemini-cli"
     tier = base.TIER_AGENT
     executable = "gemini"
+    model_server_kind = "gemini"
+    credential_vars = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     default_model = "gemini-2.5-pro"  # pinning skips the per-turn router request
 
     def skill_dirs(self, home: Path, workdir: Path) -> list[Path]:
@@ -62,58 +62,36 @@ class GeminiCliAdapter(Adapter):
             home / ".agents" / "skills",
         ]
 
-    def build_command(
-        self,
-        prompt: str,
-        *,
-        model: str | None,
-        max_turns: int,
-        binary: str | None = None,
-        base_url: str | None = None,
-        workdir: Path | None = None,
-        home: Path | None = None,
-    ) -> list[str]:
+    def build_command(self, ctx: LaunchContext) -> list[str]:
         # max_turns goes into settings.json (model.maxSessionTurns), see home_files()
         return [
-            base.require_binary(binary, self.executable),
+            ctx.binary or self.executable,
             "--output-format",
             "stream-json",
             "--yolo",
             "--skip-trust",
             "-m",
-            model or self.default_model,
+            ctx.model or self.default_model or "",
             "-p",
-            prompt,
+            ctx.prompt,
         ]
 
-    def env(
-        self,
-        *,
-        home: Path,
-        workdir: Path,
-        base_url: str | None = None,
-        credentials: Mapping[str, str] | None = None,
-    ) -> dict[str, str]:
+    def env(self, ctx: LaunchContext) -> dict[str, str]:
         env = {
-            "HOME": str(home),
+            "HOME": str(ctx.home),
             "GEMINI_TELEMETRY_ENABLED": "false",
             "GEMINI_CLI_TRUST_WORKSPACE": "true",
             "NO_COLOR": "1",
         }
-        return self.add_endpoint(env, base_url, credentials, url_var="GOOGLE_GEMINI_BASE_URL", key_var="GEMINI_API_KEY")
+        return self.add_endpoint(env, ctx, url_var="GOOGLE_GEMINI_BASE_URL", key_var="GEMINI_API_KEY")
 
-    def credential_vars(self) -> tuple[str, ...]:
-        return ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-
-    def home_files(
-        self, *, home: Path, workdir: Path, base_url: str | None, model: str | None, max_turns: int
-    ) -> dict[str, bytes]:
+    def home_files(self, ctx: LaunchContext) -> dict[str, bytes]:
         settings = {
             "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
             "privacy": {"usageStatisticsEnabled": False},
             "telemetry": {"enabled": False},
             "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-            "model": {"maxSessionTurns": max_turns},
+            "model": {"maxSessionTurns": ctx.max_turns},
         }
         return {".gemini/settings.json": (json.dumps(settings, indent=2, sort_keys=True) + "\n").encode()}
 
@@ -126,85 +104,85 @@ class GeminiCliAdapter(Adapter):
         installed_skills: Sequence[str] | None,
     ) -> NormalizedRun:
         b = EventBuilder(SkillPaths(skill_roots, cwd))
-        pending: dict[str, PendingCall] = {}
-        buffer: list[str] = []
-        final = ""
-        result: dict[str, Any] | None = None
-        model = None
-
-        def flush() -> None:
-            nonlocal final
-            if buffer:
-                text = "".join(buffer)
-                b.message("assistant", text)
-                final = text
-                buffer.clear()
-
-        for n, obj, err in base.iter_json_lines(raw, "gemini stream"):
-            if obj is None:
-                b.error(ERR_STREAM, err or f"line {n}")
-                continue
+        st = _State(b)
+        for obj in b.json_lines(raw, "gemini stream"):
             kind = obj.get("type")
             if kind == "message" and obj.get("role") == "assistant":
-                content = obj.get("content")
-                if isinstance(content, str):
-                    if not obj.get("delta"):
-                        flush()
-                    buffer.append(content)
+                st.delta(obj)
                 continue
-            flush()
+            st.flush()
             if kind == "init":
-                model = obj.get("model")
+                st.model = obj.get("model")
             elif kind == "tool_use":
-                call_id = str(obj.get("tool_id", ""))
-                params = obj.get("parameters") if isinstance(obj.get("parameters"), dict) else {}
-                name = str(obj.get("tool_name", ""))
-                pending[call_id] = PendingCall(name, params)
-                final = ""  # the answer is the text after the last tool call
-                b.tool_call(call_id, name, params)
+                st.final = ""  # the answer is the text after the last tool call
+                b.tool_call(str(obj.get("tool_id", "")), str(obj.get("tool_name", "")), obj_field(obj, "parameters"))
             elif kind == "tool_result":
-                _tool_result(b, obj, pending)
-            elif kind == "error":
-                severity = obj.get("severity")
-                if severity != "warning":
-                    b.error(ERR_AGENT, str(obj.get("message", "")))
+                _tool_result(b, obj)
+            elif kind == "error" and obj.get("severity") != "warning":
+                b.error(ERR_AGENT, str(obj.get("message", "")))
             elif kind == "result":
-                result = obj
-        flush()
-        if result is None:
+                st.result = obj
+        st.flush()
+        if st.result is None:
             b.error(ERR_INCOMPLETE, "no result event (the agent was killed, timed out or crashed)")
-            return b.finish(final_text=final, stop_reason=base.STOP_INCOMPLETE, tokens_in=None, tokens_out=None, model=model)
-        stop = base.STOP_COMPLETED
-        if result.get("status") != "success":
-            error = result.get("error") if isinstance(result.get("error"), dict) else {}
-            message = f"{error.get('type', '')} {error.get('message', '')}".strip() or str(result.get("status"))
-            if "turn" in message.lower() and ("max" in message.lower() or "limit" in message.lower()):
-                stop = base.STOP_MAX_TURNS
-                b.error(ERR_MAX_TURNS, message)
-            else:
-                stop = base.STOP_ERROR
-                b.error(ERR_AGENT, f"result status {result.get('status')!r}: {message}")
-        stats = result.get("stats") if isinstance(result.get("stats"), dict) else {}
-        return b.finish(
-            final_text=final,
-            stop_reason=stop,
-            tokens_in=int_or_zero(stats.get("input_tokens")) if stats else None,
-            tokens_out=int_or_zero(stats.get("output_tokens")) if stats else None,
-            model=model,
-        )
+            return b.finish(final_text=st.final, stop_reason=base.STOP_INCOMPLETE, tokens_in=None, tokens_out=None, model=st.model)
+        return _finish(b, st.result, st)
 
 
-def _tool_result(b: EventBuilder, obj: dict[str, Any], pending: dict[str, PendingCall]) -> None:
+@dataclass
+class _State:
+    """What the Gemini parser carries across lines: text deltas are joined into one message."""
+
+    b: EventBuilder
+    buffer: list[str] = field(default_factory=list)
+    final: str = ""
+    result: dict[str, Any] | None = None
+    model: str | None = None
+
+    def delta(self, obj: dict[str, Any]) -> None:
+        content = obj.get("content")
+        if isinstance(content, str):
+            if not obj.get("delta"):
+                self.flush()
+            self.buffer.append(content)
+
+    def flush(self) -> None:
+        if self.buffer:
+            self.final = "".join(self.buffer)
+            self.b.message("assistant", self.final)
+            self.buffer.clear()
+
+
+def _finish(b: EventBuilder, result: dict[str, Any], st: _State) -> NormalizedRun:
+    stop = base.STOP_COMPLETED
+    if result.get("status") != "success":
+        error = obj_field(result, "error")
+        message = f"{error.get('type', '')} {error.get('message', '')}".strip() or str(result.get("status"))
+        if "turn" in message.lower() and ("max" in message.lower() or "limit" in message.lower()):
+            stop = base.STOP_MAX_TURNS
+            b.error(ERR_MAX_TURNS, message)
+        else:
+            stop = base.STOP_ERROR
+            b.error(ERR_AGENT, f"result status {result.get('status')!r}: {message}")
+    stats = obj_field(result, "stats")
+    return b.finish(
+        final_text=st.final,
+        stop_reason=stop,
+        tokens_in=int_or_zero(stats.get("input_tokens")) if stats else None,
+        tokens_out=int_or_zero(stats.get("output_tokens")) if stats else None,
+        model=st.model,
+    )
+
+
+def _tool_result(b: EventBuilder, obj: dict[str, Any]) -> None:
     call_id = str(obj.get("tool_id", ""))
     ok = obj.get("status") == "success"
-    error = obj.get("error") if isinstance(obj.get("error"), dict) else {}
+    error = obj_field(obj, "error")
     output = obj.get("output")
     if not isinstance(output, str):
         output = str(error.get("message", "")) if error else json.dumps(output, sort_keys=True)
-    b.tool_result(call_id, not ok, output)
-    call = pending.pop(call_id, None)
-    tool = call.tool if call else ""
-    params = call.input if call else {}
+    call = b.tool_result(call_id, not ok, output)
+    tool, params = call.tool, call.input
     if not ok:
         etype = str(error.get("type", ""))
         if etype == "tool_not_registered":

@@ -10,52 +10,33 @@ way names the script: `model: scripted:<sha256 of the script file>` (see `model_
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from skill_eval.adapters import base
-from skill_eval.adapters.base import Adapter, NormalizedRun
+from skill_eval.adapters.base import AdapterBase, LaunchContext, NormalizedRun
 from skill_eval.adapters.openai_compatible import loop_command, parse_loop_stream
 from skill_eval.modelserver.script import load_script
 
 
-class ScriptedAdapter(Adapter):
+class ScriptedAdapter(AdapterBase):
     name = "scripted"
     tier = base.TIER_AGENT
+    needs_binary = False
+    model_server_kind = None  # replays ctx.script in its own loop: no server, no endpoint, no key
 
-    def build_command(
-        self,
-        prompt: str,
-        *,
-        model: str | None,
-        max_turns: int,
-        binary: str | None = None,
-        base_url: str | None = None,
-        workdir: Path | None = None,
-        home: Path | None = None,
-        script: Path | None = None,
-    ) -> list[str]:
-        """`script` (or `model` given as a script path) is the model script to replay."""
-        path = script or (Path(model) if model else None)
+    def build_command(self, ctx: LaunchContext) -> list[str]:
+        """`ctx.script` (or `ctx.model` given as a script path) is the model script to replay."""
+        path = ctx.script or (Path(ctx.model) if ctx.model else None)
         if path is None:
             raise ValueError("the scripted adapter needs a model script (script=PATH)")
-        roots = self.skill_dirs(home or Path.home(), workdir or Path.cwd())
-        return loop_command(["--backend", "script", "--script", str(Path(path).resolve())], prompt, max_turns, roots)
+        backend = ["--backend", "script", "--script", str(Path(path).resolve())]
+        return loop_command(backend, ctx, self.skill_dirs(ctx.home, ctx.workdir))
 
     @staticmethod
     def model_id(script: Path) -> str:
         """`scripted:<digest>` for meta.json (the script is validated on the way)."""
         return load_script(script).model_id
-
-    def env(
-        self,
-        *,
-        home: Path,
-        workdir: Path,
-        base_url: str | None = None,
-        credentials: Mapping[str, str] | None = None,
-    ) -> dict[str, str]:
-        return {"HOME": str(home)}
 
     def parse_stream(
         self,

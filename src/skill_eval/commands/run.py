@@ -46,6 +46,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-turns", type=int, default=None)
     p.add_argument("--timeout", type=float, default=None, help="wall-clock seconds per run")
     p.add_argument("--max-cost", type=float, default=None, help="USD per run; a run over it is sealed incomplete")
+    p.add_argument("--max-tokens", type=int, default=None, help="tokens per model reply (default: [agent] max_tokens)")
+    p.add_argument("--max-total-tokens", type=int, default=None,
+                   help="token budget per run (default: [agent] max_total_tokens); reached -> sealed budget_stop")
+    p.add_argument("--no-auth", action="store_true", help="the --base-url endpoint needs no credential (implied for loopback)")
     p.add_argument("--retry-incomplete", action="store_true",
                    help="also re-run items whose bundle is sealed incomplete (default: keep them; they are evidence too)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
@@ -58,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
         adapter=agent, model=args.model or cfg.agent.model, model_server=args.model_server, base_url=args.base_url,
         binary=args.agent_binary, max_turns=args.max_turns or cfg.agent.max_turns,
         timeout=args.timeout or cfg.agent.timeout_seconds, max_cost_usd=args.max_cost if args.max_cost is not None else cfg.agent.max_cost_usd,
-        real_subject=find_subject(cfg),
+        max_tokens=args.max_tokens if args.max_tokens is not None else cfg.agent.max_tokens,
+        max_total_tokens=args.max_total_tokens if args.max_total_tokens is not None else cfg.agent.max_total_tokens,
+        no_auth=args.no_auth, real_subject=find_subject(cfg),
     )
     if args.model_server and not args.model_server.startswith("scripted:"):
         from skill_eval.errors import ConfigError

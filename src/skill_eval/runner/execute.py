@@ -23,16 +23,17 @@ from pathlib import Path
 from typing import Any
 
 from skill_eval import __version__, claim, freshness, strict
-from skill_eval.adapters import get_adapter
+from skill_eval.adapters import LaunchContext, get_adapter, is_loopback
 from skill_eval.adapters.base import Adapter, NormalizedRun
 from skill_eval.config import Config
 from skill_eval.errors import ConfigError
 from skill_eval.generate import SKILL_DOMAIN
 from skill_eval.hashing import TreeEntry, digest_entries, sha256_bytes, tree_digest
 from skill_eval.inputs import InputRecorder
-from skill_eval.modelserver import KIND_FOR_ADAPTER, start_server
+from skill_eval.modelserver import start_server
 from skill_eval.modelserver.script import ModelScript, parse_script
 from skill_eval.runner.bundle_writer import BundleWriter
+from skill_eval.runner.normalize import PathScrubber, scrub_run
 from skill_eval.runner.plan import RunItem, bundle_path
 from skill_eval.runner.sandbox import Sandbox, watch_paths
 
@@ -52,6 +53,9 @@ class RunOptions:
     max_turns: int = 40
     timeout: float = 900.0
     max_cost_usd: float | None = None
+    max_tokens: int | None = None  # per model reply (agents that take a cap: the built-in loop)
+    max_total_tokens: int | None = None  # per run; reached -> stop reason `budget`
+    no_auth: bool = False  # a real endpoint that needs no credential (a loopback one never does)
     real_subject: Path | None = None
     sandbox_parent: Path | None = None
     adapter_options: dict[str, str] = field(default_factory=dict)
@@ -246,17 +250,16 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
     server = None
     try:
         base_url = opts.base_url
-        if script is not None and opts.adapter != "scripted":
-            server = start_server(KIND_FOR_ADAPTER[opts.adapter], script)
+        if script is not None and adapter.model_server_kind:
+            server = start_server(adapter.model_server_kind, script)
             base_url = server.url
-        extra: dict[str, Any] = {}
-        if opts.adapter == "scripted":
-            extra["script"] = (cfg.root / script_rel).resolve()  # type: ignore[operator]
-        credentials = {k: os.environ[k] for k in adapter.credential_vars() if k in os.environ} if not script else None
+        credentials = {k: os.environ[k] for k in adapter.credential_vars if k in os.environ} if not script else {}
         model = scripted_model_id(cfg, opts) if script else opts.model
-        spec = adapter.launch(prompt, home=box.home, workdir=box.work, model=None if script else opts.model,
-                              max_turns=opts.max_turns, binary=agent_info.get("binary") or opts.binary, base_url=base_url,
-                              credentials=credentials, **extra)
+        spec = adapter.launch(LaunchContext(
+            prompt, home=box.home, workdir=box.work, model=None if script else opts.model, max_turns=opts.max_turns,
+            binary=agent_info.get("binary") or opts.binary, base_url=base_url, credentials=credentials,
+            script=(cfg.root / script_rel).resolve() if script_rel and not adapter.model_server_kind else None,
+            max_tokens=opts.max_tokens, max_total_tokens=opts.max_total_tokens))
         names = installed_skills(item, cur)
         released = _install(cfg, recorder, names, spec.skill_dirs[0], item.arm)
         box.initial = box.tree()  # the installed skills are part of what the agent was given
@@ -278,6 +281,8 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         if stopped:  # the cut-off stream is expected: no terminal event, killed process
             nr.errors = [e for e in nr.errors if not e.startswith(("incomplete_stream", "agent_error"))]
             nr.stop_reason = "activation_observed"
+        scrubber = PathScrubber.for_sandbox(box.root, box.work, box.home)
+        nr, streams = scrub_run(scrubber, nr, {"stream": raw, "stderr": _read_private(raw_err)})
         usage = {**nr.usage, "wall_clock_s": wall, "retries": nr.usage.get("retries") or 0,
                  **({"stop_reason": "activation_observed"} if stopped else {})}
         status, reason = _status(nr, timed_out, usage.get("cost_usd"), opts.max_cost_usd)
@@ -295,7 +300,7 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
             "started_at": started_at, "finished_at": _now(), "seed": None, "temperature": None,
             "status": status, "scripted": bool(script),
             "extra": {"exit_code": code, "timed_out": timed_out, "stopped_on_activation": stopped, "run_errors": nr.errors, "stop_reason": nr.stop_reason,
-                      "installed_skills": names, "model_script": script_rel,
+                      "installed_skills": names, "model_script": script_rel, "path_placeholders": scrubber.counts,
                       **({"model_script_id": script.model_id} if script else {}),
                       **({"released_skill_digest": released} if released else {}), **({"package": agent_info["package"]} if agent_info.get("package") else {})},
         }
@@ -312,8 +317,8 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         writer = BundleWriter(dest, box.secrets(spec.credential_vars))
         try:
             writer.add_text("prompt.txt", prompt)
-            writer.add_bytes("raw/stream.jsonl", raw)
-            writer.add_bytes("raw/stderr.log", _read_private(raw_err))
+            writer.add_bytes("raw/stream.jsonl", streams["stream"])
+            writer.add_bytes("raw/stderr.log", streams["stderr"])
             writer.add_jsonl("events.jsonl", nr.events)
             writer.add_text("final.md", nr.final_text)
             writer.add_json("claim.json", parsed.as_file())
@@ -340,7 +345,7 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
 
 def resolve_binary(adapter: Adapter, explicit: str | None, root: Path) -> str | None:
     """--agent-binary, PATH, then the e2e cache (.cache/agent-clis); None for in-process adapters."""
-    if adapter.name in ("scripted", "openai-compatible"):
+    if not adapter.needs_binary:
         return None
     if explicit:
         if not Path(explicit).is_file():
@@ -361,13 +366,15 @@ def preflight(cfg: Config, opts: RunOptions) -> tuple[Adapter, dict[str, Any]]:
     """Fail early and clearly: unknown adapter, missing binary, missing credential, missing subject."""
     adapter = get_adapter(opts.adapter, **opts.adapter_options)
     binary = resolve_binary(adapter, opts.binary, cfg.root)
-    if opts.adapter == "scripted" and not opts.scripted:
-        raise ConfigError("the scripted adapter needs --model-server scripted:PATH (a model script or a directory of them)")
-    if not opts.scripted and adapter.credential_vars() and not any(os.environ.get(v) for v in adapter.credential_vars()):
-        raise ConfigError(f"no credential for {adapter.name}: none of {', '.join(adapter.credential_vars())} is set",
-                          fix="export one of them, or record with scripted model turns: --model-server scripted:PATH")
-    if opts.adapter == "openai-compatible" and not opts.scripted and not opts.base_url:
-        raise ConfigError("openai-compatible needs an endpoint", fix="pass --base-url (e.g. http://127.0.0.1:11434/v1)")
+    if adapter.model_server_kind is None and not opts.scripted:
+        raise ConfigError(f"the {adapter.name} adapter needs --model-server scripted:PATH (a model script or a directory of them)")
+    if adapter.needs_endpoint and not opts.scripted and not opts.base_url:
+        raise ConfigError(f"{adapter.name} needs an endpoint", fix="pass --base-url (e.g. http://127.0.0.1:11434/v1)")
+    keyless = opts.scripted or opts.no_auth or is_loopback(opts.base_url)  # a local server needs no key
+    if not keyless and adapter.credential_vars and not any(os.environ.get(v) for v in adapter.credential_vars):
+        raise ConfigError(f"no credential for {adapter.name}: none of {', '.join(adapter.credential_vars)} is set",
+                          fix="export one of them, pass --no-auth for an endpoint without one, or record with scripted "
+                              "model turns: --model-server scripted:PATH")
     info: dict[str, Any] = {}
     if binary:
         bi = adapter.binary_info(binary)

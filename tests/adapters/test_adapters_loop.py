@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from skill_eval import schemas
-from skill_eval.adapters import get_adapter
+from skill_eval.adapters import LaunchContext, get_adapter
 from skill_eval.adapters.agent_loop import DEFAULT_KEY_VAR
 from skill_eval.adapters.base import SCRIPTED_DUMMY_KEY
 from skill_eval.modelserver import load_script, start_server
@@ -56,8 +56,10 @@ def sandbox(tmp_path):
 
 
 def launch(adapter, ws, home, base_url=None, **kw):
-    argv = adapter.build_command("write a greeting", model=kw.pop("model", "scripted"), max_turns=kw.pop("max_turns", 10), base_url=base_url, workdir=ws, home=home, **kw)
-    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **adapter.env(home=home, workdir=ws, base_url=base_url)}
+    ctx = LaunchContext("write a greeting", home=home, workdir=ws, model=kw.pop("model", "scripted"), max_turns=kw.pop("max_turns", 10),
+                        base_url=base_url, **kw)
+    argv = adapter.build_command(ctx)
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **adapter.env(ctx)}
     proc = subprocess.run(argv, cwd=ws, env=env, capture_output=True, timeout=60, check=False)
     assert proc.returncode == RC.get(base_url, 0), proc.stderr.decode()
     roots = adapter.skill_dirs(home, ws)
@@ -154,4 +156,4 @@ def test_malformed_skill_is_reported(sandbox, tmp_path):
 
 def test_base_url_is_required():
     with pytest.raises(ValueError):
-        get_adapter("openai-compatible").build_command("p", model="m", max_turns=1, workdir=Path("/w"), home=Path("/h"))
+        get_adapter("openai-compatible").build_command(LaunchContext("p", model="m", max_turns=1, workdir=Path("/w"), home=Path("/h")))

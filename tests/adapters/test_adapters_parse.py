@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from skill_eval import schemas
-from skill_eval.adapters import adapter_names, base, binary_info, get_adapter
+from skill_eval.adapters import LaunchContext, _events, adapter_names, base, binary_info, get_adapter
 from skill_eval.errors import ConfigError
 
-STREAMS = Path(__file__).parent / "data" / "streams"
+STREAMS = Path(__file__).parents[1] / "data" / "streams"
 ADAPTER_FOR_DIR = {"claude": "claude-code", "codex": "codex", "gemini": "gemini-cli"}
 
 # the exact key set of each event type (docs/ARCHITECTURE.md, events.jsonl)
@@ -348,17 +348,17 @@ def test_skill_md_read_by_a_tier1_agent_is_tier2_evidence():
 
 
 def test_skill_paths_and_command_words():
-    paths = base.SkillPaths(["/w/.agents/skills"], None)
+    paths = _events.SkillPaths(["/w/.agents/skills"], None)
     assert paths.classify(".agents/skills/demo/SKILL.md") == ("demo", "SKILL.md")
     assert paths.classify("/w/.agents/skills/demo/../other/SKILL.md") == ("other", "SKILL.md")
     assert paths.classify("/w/.agents/skillsX/demo/SKILL.md") is None
     assert paths.classify("/w/.agents/skills/../secret") is None
-    nested = base.SkillPaths(["/h/.codex/skills", "/h/.codex/skills/.system"], "/w")
+    nested = _events.SkillPaths(["/h/.codex/skills", "/h/.codex/skills/.system"], "/w")
     assert nested.classify("/h/.codex/skills/.system/imagegen/SKILL.md") == ("imagegen", "SKILL.md")
     assert nested.classify("/h/.codex/skills/.hidden/SKILL.md") is None
-    assert base.command_words("/bin/bash -lc 'cat a/SKILL.md | head -5'")[:2] == ["cat", "a/SKILL.md"]
-    assert "x/y.md" in base.command_words("tool --file=x/y.md")
-    assert base.command_words("echo 'unbalanced") == ["echo", "'unbalanced"]
+    assert _events.command_words("/bin/bash -lc 'cat a/SKILL.md | head -5'")[:2] == ["cat", "a/SKILL.md"]
+    assert "x/y.md" in _events.command_words("tool --file=x/y.md")
+    assert _events.command_words("echo 'unbalanced") == ["echo", "'unbalanced"]
 
 
 # -- interface ---------------------------------------------------------------------------
@@ -370,58 +370,90 @@ def test_registry():
     assert tiers == {"claude-code": "1", "codex": "2", "gemini-cli": "1", "openai-compatible": "1", "scripted": "1"}
     with pytest.raises(ConfigError):
         get_adapter("nope")
-    assert get_adapter("codex", sandbox="workspace-write").build_command("p", model=None, max_turns=1)[-3:-1] == ["--sandbox", "workspace-write"]
+    ctx = LaunchContext("p", home=Path("/h"), workdir=Path("/w"), max_turns=1)
+    assert get_adapter("codex", sandbox="workspace-write").build_command(ctx)[-3:-1] == ["--sandbox", "workspace-write"]
     for name, options in [("codex", {"sandbox": "off"}), ("openai-compatible", {"api": "grpc"}), ("claude-code", {"x": "1"})]:
         with pytest.raises(ConfigError):
             get_adapter(name, **options)
 
 
+def test_every_adapter_is_the_protocol_with_capabilities():
+    """The runner asks capabilities, never names: each adapter states them."""
+    caps = {
+        n: (a.needs_binary, a.model_server_kind, a.needs_endpoint, bool(a.credential_vars))
+        for n in adapter_names()
+        for a in [get_adapter(n)]
+    }
+    assert caps == {
+        "claude-code": (True, "anthropic", False, True),
+        "codex": (True, "openai-responses", False, True),
+        "gemini-cli": (True, "gemini", False, True),
+        "openai-compatible": (False, "openai-responses", True, True),
+        "scripted": (False, None, False, False),
+    }
+    assert all(isinstance(get_adapter(n), base.Adapter) for n in adapter_names())
+
+
 def test_launch_specs(tmp_path):
     home, ws, url = tmp_path / "home", tmp_path / "ws", "http://127.0.0.1:4242"
+
+    def ctx(**kw):
+        return LaunchContext(kw.pop("prompt", "p"), home=home, workdir=ws, base_url=url, **kw)
+
     claude = get_adapter("claude-code")
-    argv = claude.build_command("do it", model=None, max_turns=7, binary="/bin/claude", base_url=url)
+    argv = claude.build_command(ctx(prompt="do it", max_turns=7, binary="/bin/claude"))
     assert argv[:2] == ["/bin/claude", "-p"] and argv[-1] == "do it"
     assert {"--verbose", "--dangerously-skip-permissions"} <= set(argv) and argv[argv.index("--max-turns") + 1] == "7"
-    env = claude.env(home=home, workdir=ws, base_url=url)
+    env = claude.env(ctx())
     assert env["ANTHROPIC_BASE_URL"] == url and env["IS_SANDBOX"] == "1" and env["CLAUDE_CODE_DISABLE_BUNDLED_SKILLS"] == "1"
-    assert env["ANTHROPIC_API_KEY"] == base.SCRIPTED_DUMMY_KEY and "ANTHROPIC_API_KEY" in claude.credential_vars()
-    assert claude.env(home=home, workdir=ws, credentials={"ANTHROPIC_API_KEY": "real"})["ANTHROPIC_API_KEY"] == "real"
+    assert env["ANTHROPIC_API_KEY"] == base.SCRIPTED_DUMMY_KEY and "ANTHROPIC_API_KEY" in claude.credential_vars
+    real = LaunchContext("p", home=home, workdir=ws, credentials={"ANTHROPIC_API_KEY": "real"})
+    assert claude.env(real)["ANTHROPIC_API_KEY"] == "real"
+    # a real credential wins over the dummy even with an endpoint (a real proxy needs the key)
+    assert claude.env(ctx(credentials={"ANTHROPIC_API_KEY": "real"}))["ANTHROPIC_API_KEY"] == "real"
     assert claude.skill_dirs(home, ws)[0] == ws / ".claude" / "skills"
 
     codex = get_adapter("codex")
-    argv = codex.build_command("p", model="gpt-5.5", max_turns=3, base_url=url)
+    argv = codex.build_command(ctx(model="gpt-5.5", max_turns=3))
     assert argv[:3] == ["codex", "exec", "--json"] and "--dangerously-bypass-approvals-and-sandbox" in argv
-    config = codex.home_files(home=home, workdir=ws, base_url=url, model=None, max_turns=3)[".codex/config.toml"].decode()
+    config = codex.home_files(ctx(max_turns=3))[".codex/config.toml"].decode()
     import tomllib
 
     parsed = tomllib.loads(config)
     assert parsed["model_provider"] == "skill_eval" and parsed["model_providers"]["skill_eval"]["base_url"] == url + "/v1"
     assert parsed["model_providers"]["skill_eval"]["wire_api"] == "responses"
     assert parsed["allow_login_shell"] is False  # a login shell resets PATH and loses the shim
-    assert codex.env(home=home, workdir=ws, base_url=url)["CODEX_HOME"] == str(home / ".codex")
+    assert codex.env(ctx())["CODEX_HOME"] == str(home / ".codex")
     assert codex.skill_dirs(home, ws)[0] == ws / ".agents" / "skills"
 
     gemini = get_adapter("gemini-cli")
-    argv = gemini.build_command("p", model=None, max_turns=9, base_url=url)
+    argv = gemini.build_command(ctx(max_turns=9))
     assert {"--yolo", "--skip-trust"} <= set(argv) and argv[argv.index("-m") + 1] == "gemini-2.5-pro"
-    settings = json.loads(gemini.home_files(home=home, workdir=ws, base_url=url, model=None, max_turns=9)[".gemini/settings.json"])
+    settings = json.loads(gemini.home_files(ctx(max_turns=9))[".gemini/settings.json"])
     assert settings["security"]["folderTrust"]["enabled"] is False and settings["model"]["maxSessionTurns"] == 9
-    assert gemini.env(home=home, workdir=ws, base_url=url)["GOOGLE_GEMINI_BASE_URL"] == url
+    assert gemini.env(ctx())["GOOGLE_GEMINI_BASE_URL"] == url
     # credentials never travel on argv
     for name in ("claude-code", "codex", "gemini-cli", "openai-compatible"):
-        a = get_adapter(name)
-        argv = a.build_command("p", model="m", max_turns=2, base_url=url, home=home, workdir=ws)
+        argv = get_adapter(name).build_command(ctx(model="m", max_turns=2))
         assert base.SCRIPTED_DUMMY_KEY not in " ".join(argv)
 
 
 def test_launch_spec_bundles_everything(tmp_path):
     home, ws, url = tmp_path / "home", tmp_path / "ws", "http://127.0.0.1:4242"
-    spec = get_adapter("gemini-cli").launch("p", home=home, workdir=ws, model=None, max_turns=4, binary="/g", base_url=url)
+    spec = get_adapter("gemini-cli").launch(LaunchContext("p", home=home, workdir=ws, max_turns=4, binary="/g", base_url=url))
     assert spec.argv[0] == "/g" and spec.env["GEMINI_API_KEY"] == base.SCRIPTED_DUMMY_KEY and spec.stdin == b""
     assert ".gemini/settings.json" in spec.home_files and "GEMINI_API_KEY" in spec.credential_vars
     assert spec.skill_dirs[0] == ws / ".agents" / "skills"
-    scripted = get_adapter("scripted").launch("p", home=home, workdir=ws, model=None, max_turns=4, script=tmp_path / "s.yaml")
+    scripted = get_adapter("scripted").launch(LaunchContext("p", home=home, workdir=ws, max_turns=4, script=tmp_path / "s.yaml"))
     assert "--script" in scripted.argv and scripted.home_files == {} and scripted.credential_vars == ()
+
+
+def test_loop_budgets_travel_on_argv(tmp_path):
+    ctx = LaunchContext("p", home=tmp_path, workdir=tmp_path, base_url="http://127.0.0.1:1", max_tokens=256, max_total_tokens=4000)
+    for name in ("openai-compatible", "scripted"):
+        argv = get_adapter(name).build_command(ctx if name != "scripted" else LaunchContext(**{**ctx.__dict__, "script": tmp_path / "s"}))
+        assert argv[argv.index("--max-tokens") + 1] == "256" and argv[argv.index("--max-total-tokens") + 1] == "4000"
+        assert argv[-2:] == ["--", "p"]
 
 
 def test_binary_info(tmp_path):
@@ -440,3 +472,16 @@ def test_binary_info(tmp_path):
     silent.write_text("#!/bin/sh\nexit 3\n")
     silent.chmod(0o755)
     assert binary_info(silent).version is None
+
+
+def test_event_builder_owns_pending_calls_and_reports_bad_lines():
+    b = _events.EventBuilder(_events.SkillPaths([], None))
+    objs = list(b.json_lines(b'{"a": 1}\nnot json\n[1]\n\n{"b": 2}\n', "s"))
+    assert objs == [{"a": 1}, {"b": 2}]
+    assert [r.split(":", 1)[0] for r in b.errors] == ["malformed_stream", "malformed_stream"]
+    b.tool_call("c1", "Bash", {"command": "ls"})
+    b.tool_call("c2", "Odd", "not a dict")
+    assert b.tool_result("c1", False, "ok") == _events.PendingCall("Bash", {"command": "ls"})
+    assert b.tool_result("c1", False, "again") is _events.NO_CALL  # a result is matched once
+    assert b.tool_result("c2", False, "x").input == {}  # a non-dict input is recorded as {"value": ...}, kept as {}
+    assert b.events[3]["input"] == {"value": "not a dict"}
