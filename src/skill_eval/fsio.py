@@ -336,6 +336,28 @@ def repo_path(root: Path | str, path: Path | str) -> Path:
             target = cur.resolve()
             if target != real_root and real_root not in target.parents:
                 shown = "/".join(parts[: i + 1])
-                raise InputError(f"{shown} is a symlink to {os.readlink(cur)}, outside the repository; refusing to read it",
+                raise InputError(f"{shown} is a symlink to {os.readlink(cur)}, outside the repository; refused",
                                  source=cur, fix=_LINK_FIX)
     return root.joinpath(*parts)
+
+
+def repo_tree(root: Path | str, path: Path | str) -> Path:
+    """repo_path for a whole tree: also refuses any symlink *inside* it that leads outside the repository.
+
+    For trees that are scanned rather than hashed (evidence/, golden/), where a linked bundle
+    directory would otherwise just look missing, or be read from outside.
+    """
+    top = repo_path(root, path)
+    real_root = Path(root).resolve()
+    if not top.is_dir():
+        return top
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        for name in sorted(dirnames + filenames):
+            full = Path(dirpath) / name
+            if full.is_symlink():
+                target = full.resolve()
+                if target != real_root and real_root not in target.parents:
+                    shown = full.relative_to(root).as_posix() if full.is_relative_to(root) else str(full)
+                    raise InputError(f"{shown} is a symlink to {os.readlink(full)}, outside the repository; refused",
+                                     source=full, fix=_LINK_FIX)
+    return top
