@@ -326,7 +326,7 @@ def repo_path(root: Path | str, path: Path | str) -> Path:
     parts = rel_parts(root, path)
     real_root = root.resolve()
     cur = root
-    for i, part in enumerate(parts):
+    for part in parts:
         cur = cur / part
         try:
             st = os.lstat(cur)
@@ -335,8 +335,7 @@ def repo_path(root: Path | str, path: Path | str) -> Path:
         if stat.S_ISLNK(st.st_mode):
             target = cur.resolve()
             if target != real_root and real_root not in target.parents:
-                shown = "/".join(parts[: i + 1])
-                raise InputError(f"{shown} is a symlink to {os.readlink(cur)}, outside the repository; refused",
+                raise InputError(f"is a symlink to {os.readlink(cur)}, outside the repository; refused",
                                  source=cur, fix=_LINK_FIX)
     return root.joinpath(*parts)
 
@@ -357,7 +356,6 @@ def repo_tree(root: Path | str, path: Path | str) -> Path:
             if full.is_symlink():
                 target = full.resolve()
                 if target != real_root and real_root not in target.parents:
-                    shown = full.relative_to(root).as_posix() if full.is_relative_to(root) else str(full)
-                    raise InputError(f"{shown} is a symlink to {os.readlink(full)}, outside the repository; refused",
+                    raise InputError(f"is a symlink to {os.readlink(full)}, outside the repository; refused",
                                      source=full, fix=_LINK_FIX)
     return top

@@ -52,9 +52,7 @@ class RecordedCall:
 
 
 def _write(dest: Path, rel: str, data: bytes) -> None:
-    path = dest / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+    fsio.write_file(dest, rel, data)  # never through a link below the bundle directory
 
 
 def call_records(dest: Path, calls: list[RecordedCall], *, started: str = "2026-11-30T00:00:00Z") -> list[dict[str, Any]]:
