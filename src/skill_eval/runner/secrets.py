@@ -17,8 +17,9 @@ Length policy (documented in docs/ARCHITECTURE.md):
 * every occurrence of every form of a value of >= 4 characters is redacted to `[REDACTED:NAME]`;
 * the bundle writer holds a bundle back (never seals it) if any value had to be redacted, if any
   form remains after redaction, or if it was handed a value shorter than 4 characters;
-* credentials in the runner's own environment (readable through /proc when the agent runs
-  unisolated) are redacted when >= 4 characters; shorter ones were never injected and are ignored.
+* credential-named variables in the runner's own environment (readable through /proc when the agent
+  runs unisolated) are redacted when >= AMBIENT_MIN_LEN (8) characters: they were not injected, and a CI
+  machine's `SOME_TOKEN=true` must not hold back every run; a real credential is longer.
 
 Detection is one pass per file: the file is read once, a "folded" view is built with two C-level
 byte operations (collapse escaped backslashes, drop newline escapes, delete whitespace), and each
@@ -45,6 +46,7 @@ from skill_eval.errors import CheckFailed, ConfigError
 
 CREDENTIAL_PATTERNS = ("*API_KEY*", "*APIKEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*CREDENTIAL*")
 MIN_SECRET_LEN = 4  # shortest value the runner injects, and the shortest it can redact without noise
+AMBIENT_MIN_LEN = 8  # credential-named variables of the runner's own environment that it did not inject
 
 FILE_IO_HELPERS = ("scan_tree", "scan_fd")  # they read the bundle being sealed, never a repository input
 _WS = b" \t\r\n"
@@ -63,8 +65,11 @@ def is_credential_name(name: str, extra_names: Iterable[str] = ()) -> bool:
 
 
 def secret_values(environ: Mapping[str, str] | None = None, extra_names: Iterable[str] = (), *,
-                  min_len: int = MIN_SECRET_LEN) -> dict[str, str]:
-    """Credential variables (name matches CREDENTIAL_PATTERNS, or listed) -> value, >= min_len characters."""
+                  min_len: int = AMBIENT_MIN_LEN) -> dict[str, str]:
+    """Credential variables (name matches CREDENTIAL_PATTERNS, or listed) -> value, >= min_len characters.
+
+    The default is the ambient threshold; what the runner injects comes from `injected_secrets` (any length).
+    """
     env = os.environ if environ is None else environ
     wanted = set(extra_names)
     return {name: value for name, value in env.items()
