@@ -271,3 +271,21 @@ def test_canary_credentials_read_through_env_and_proc_never_reach_a_sealed_bundl
         assert f"source {source} CANARY_TOKEN raw [REDACTED:CANARY_TOKEN]" in raw, source
     names = [p.name for p in held.rglob("*")]
     assert any("REDACTED" in n for n in names), "the snapshot named after the token was renamed"
+
+
+def test_the_runner_refuses_to_inject_a_credential_shorter_than_four_characters(repo_copy, monkeypatch, capsys, tmp_path):
+    from skill_eval.adapters.scripted import ScriptedAdapter
+    from skill_eval.cli import main
+
+    real_env = ScriptedAdapter.env
+    monkeypatch.setattr(ScriptedAdapter, "credential_vars", lambda self: ("TINY_TOKEN",))
+    monkeypatch.setattr(ScriptedAdapter, "env", lambda self, **kw: {**real_env(self, **kw), "TINY_TOKEN": "abc"})
+    started = tmp_path / "agent-started"
+    script = repo_copy / "agent-evals/skills/model-scripts/tiny.yaml"
+    script.write_text(f"schema_version: 1\ndescription: x\nturns:\n  - tools:\n      - shell: touch {started}\n  - final: done\n")
+    rc = main(["run", "--root", str(repo_copy), "review-removed-export", "--agent", "scripted", "--model-server",
+               "scripted:agent-evals/skills/model-scripts/tiny.yaml", "--no-trigger", "-k", "1", "--run-id", "tiny"])
+    out = capsys.readouterr().out
+    assert rc == 1 and "TINY_TOKEN" in out and "fewer than 4 characters" in out and "abc" not in out.replace("TINY_TOKEN", "")
+    assert not started.exists(), "the agent never started"
+    assert list((repo_copy / "agent-evals/skills/evidence").rglob("tiny")) == []

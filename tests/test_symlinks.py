@@ -256,3 +256,39 @@ def test_a_symlink_that_stays_inside_the_repository_may_be_read(mini_repo):
     assert fsio.repo_path(mini_repo, "alias/x.md").read_text() == "x\n"
     with pytest.raises(InputError, match="leaves the repository"):
         fsio.repo_path(mini_repo, "docs/../../etc/passwd")
+
+
+# ----------------------------------------------------------------------------- the helper itself
+
+
+def test_write_file_is_atomic_and_stays_inside(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    p = fsio.write_file(root, "a/b/c.txt", "one", mode=0o600)
+    assert p.read_text() == "one" and (p.stat().st_mode & 0o777) == 0o600
+    fsio.write_file(root, root / "a/b/c.txt", b"two")
+    assert p.read_text() == "two" and sorted(x.name for x in p.parent.iterdir()) == ["c.txt"], "no temp file left"
+    for bad in ("../x", "/etc/passwd", "a/../../x", ""):
+        with pytest.raises(InputError):
+            fsio.write_file(root, bad, "x")
+    (root / "a" / "dir").mkdir()
+    with pytest.raises(InputError, match="not a regular file"):
+        fsio.write_file(root, "a/dir", "x")
+
+
+def test_replace_dir_swaps_whole_trees_and_remove_tree_never_follows(tmp_path, outside):
+    root = tmp_path / "repo"
+    root.mkdir()
+    fsio.replace_dir(root, "pub/skills", {"x/SKILL.md": b"1", "x/run.sh": (b"#!/bin/sh\n", fsio.EXEC_MODE)})
+    fsio.replace_dir(root, "pub/skills", {"y/SKILL.md": b"2"})
+    assert sorted(p.relative_to(root).as_posix() for p in (root / "pub").rglob("*")) == ["pub/skills", "pub/skills/y",
+                                                                                         "pub/skills/y/SKILL.md"]
+    (root / "pub" / "link").symlink_to(outside)
+    before = snapshot(outside)
+    with pytest.raises(InputError, match="symlink"):
+        fsio.remove_tree(root, "pub/link")
+    with pytest.raises(InputError, match="symlink"):
+        fsio.remove_tree(root, "pub/link/skills")
+    assert fsio.remove_tree(root, "pub/skills") and not (root / "pub/skills").exists()
+    assert fsio.remove_tree(root, "pub/absent") is False
+    assert snapshot(outside) == before
