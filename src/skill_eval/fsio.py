@@ -233,8 +233,8 @@ def replace_dir(root: Path | str, path: Path | str, files: Mapping[str, bytes | 
     """Make root/path exactly `files` (rel -> bytes or (bytes, mode)): built beside it, then swapped in.
 
     Nothing on the way, and not the directory itself, may be a symlink; the old tree is removed
-    without following links. A crash leaves either the old or the new tree plus a dot-named
-    leftover, never a mixture.
+    without following links. A crash leaves the old or the new tree (for the instant between the two
+    renames, only the dot-named old one) plus dot-named leftovers, never a mixture of the two.
     """
     parts = rel_parts(root, path)
     if not parts:
@@ -253,7 +253,12 @@ def replace_dir(root: Path | str, path: Path | str, files: Mapping[str, bytes | 
                 if exists:
                     old = f".{name}.old-{os.getpid()}-{_random.token_hex(4)}"
                     os.rename(name, old, src_dir_fd=parent, dst_dir_fd=parent)
-                os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+                try:
+                    os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+                except OSError:
+                    if old is not None:  # put the old tree back rather than leave nothing
+                        os.rename(old, name, src_dir_fd=parent, dst_dir_fd=parent)
+                    raise
                 os.fsync(parent)
                 if old is not None:
                     shutil.rmtree(old, dir_fd=parent)
