@@ -89,21 +89,26 @@ def test_tmp_prefix_matches_the_run_planner():
     assert plan.TMP_PREFIX == TMP_PREFIX
 
 
-def test_credentials_are_redacted_on_write(tmp_path: Path):
+def test_credentials_are_redacted_on_write_and_the_bundle_is_held_back(tmp_path: Path):
     dest = tmp_path / "b" / "0"
     value = SECRET["ANTHROPIC_API_KEY"]
-    with BundleWriter(dest, SECRET) as w:
-        w.add_text("raw/stream.jsonl", json.dumps({"env": f"key={value}"}) + "\n")
-        w.add_json("meta.json", {"extra": {value: [value]}})
-        src = tmp_path / "captured"
-        (src / "1.out.d").mkdir(parents=True)
-        (src / "1.out.d" / "r.json").write_text(f"Bearer {value}")
-        w.add_tree("captured", src)
+    w = BundleWriter(dest, SECRET)
+    w.add_text("raw/stream.jsonl", json.dumps({"env": f"key={value}"}) + "\n")
+    w.add_json("meta.json", {"extra": {value: [value]}})
+    src = tmp_path / "captured"
+    (src / "1.out.d").mkdir(parents=True)
+    (src / "1.out.d" / "r.json").write_text(f"Bearer {value}")
+    w.add_tree("captured", src)
+    with pytest.raises(bundle_writer.BundleHeld) as err:
         w.seal()
-    for f in dest.rglob("*"):
+    assert not dest.exists() and partials(dest.parent) == []
+    held = dest.parent / ".held" / "0"
+    assert "ANTHROPIC_API_KEY" in str(err.value) and value not in str(err.value) and ".held/0" in str(err.value)
+    for f in held.rglob("*"):
         if f.is_file():
             assert value.encode() not in f.read_bytes()
-    assert (dest / "captured" / "1.out.d" / "r.json").read_text() == "Bearer [REDACTED:ANTHROPIC_API_KEY]"
+    assert (held / "captured" / "1.out.d" / "r.json").read_text() == "Bearer [REDACTED:ANTHROPIC_API_KEY]"
+    assert "captured/1.out.d/r.json: redacted a form of ANTHROPIC_API_KEY (raw)" in (held / "HELD.txt").read_text()
 
 
 def test_seal_refuses_a_bundle_that_still_holds_a_secret(tmp_path: Path):
@@ -115,6 +120,9 @@ def test_seal_refuses_a_bundle_that_still_holds_a_secret(tmp_path: Path):
         w.seal()
     assert "ANTHROPIC_API_KEY" in str(err.value) and SECRET["ANTHROPIC_API_KEY"] not in str(err.value)
     assert not dest.exists() and partials(dest.parent) == []
+    held = dest.parent / ".held" / "0"
+    assert (held / "sneaked.txt").read_bytes() == bundle_writer.WITHHELD  # withheld whole: unredacted nowhere
+    assert (held / "final.md").read_text() == "clean"
 
 
 def test_existing_bundle_is_never_overwritten(tmp_path: Path):
@@ -141,9 +149,9 @@ def test_every_file_and_directory_is_fsynced_before_the_rename(tmp_path: Path, m
         synced.append(os.readlink(f"/proc/self/fd/{fd}"))
         return real_fsync(fd)
 
-    def rename(src, dst):
+    def rename(src, dst, **kw):
         synced.append("RENAME")
-        return real_rename(src, dst)
+        return real_rename(src, dst, **kw)
 
     monkeypatch.setattr(bundle_writer.os, "fsync", fsync)
     monkeypatch.setattr(bundle_writer.os, "rename", rename)

@@ -59,7 +59,7 @@ def test_timeout_is_sealed_incomplete(repo_copy, capsys):
     assert main(["grade", "--root", str(repo_copy), str(bundles(repo_copy, "t3")[0].parent)]) == 1
 
 
-def test_credentials_are_redacted(repo_copy, monkeypatch, capsys):
+def test_a_leaked_credential_is_redacted_and_the_run_held_back(repo_copy, monkeypatch, capsys):
     secret = "sk-test-supersecret-0123456789"
     script = repo_copy / "agent-evals/skills/model-scripts/leak.yaml"
     script.write_text(
@@ -68,9 +68,12 @@ def test_credentials_are_redacted(repo_copy, monkeypatch, capsys):
         "  - final: |\n      done\n\n      ```skill-eval-claim\n      {\"verdict\": null, \"confident\": false, "
         "\"uncertainty\": {\"kind\": \"not_comparable\", \"unresolved\": [\"x\"]}, \"evidence\": []}\n      ```\n")
     monkeypatch.setenv("SKILL_EVAL_TEST_API_KEY", secret)
-    main(["run", "--root", str(repo_copy), "review-removed-export", "--agent", "scripted",
-          "--model-server", "scripted:agent-evals/skills/model-scripts/leak.yaml", "--no-trigger", "-k", "1", "--run-id", "t4"])
-    bundle = bundles(repo_copy, "t4")[0].parent
+    rc = main(["run", "--root", str(repo_copy), "review-removed-export", "--agent", "scripted",
+               "--model-server", "scripted:agent-evals/skills/model-scripts/leak.yaml", "--no-trigger", "-k", "1", "--run-id", "t4"])
+    out = capsys.readouterr().out
+    assert rc == 1 and bundles(repo_copy, "t4") == [] and "held back" in out and "SKILL_EVAL_TEST_API_KEY" in out
+    assert secret not in out
+    bundle = repo_copy / "agent-evals/skills/evidence/.held" / EVIDENCE.split("evidence/")[1] / "t4/review-removed-export/0"
     for f in bundle.rglob("*"):
         if f.is_file():
             assert secret.encode() not in f.read_bytes(), f

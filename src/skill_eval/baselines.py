@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skill_eval import schemas, strict
+from skill_eval import fsio, schemas, strict
 from skill_eval.config import Config
 from skill_eval.errors import CheckFailed, ConfigError
 from skill_eval.graders import Grade
@@ -62,11 +62,11 @@ def rates(grades: list[Grade], dims: tuple[int, ...], arm: str = "skill-agent") 
 
 
 def baseline_dir(cfg: Config) -> Path:
-    return cfg.evals_dir / BASELINES
+    return fsio.repo_path(cfg.root, f"{cfg.evals_root}/{BASELINES}")
 
 
 def path_for(cfg: Config, t: Triple) -> Path:
-    return baseline_dir(cfg) / f"{t.slug()}.json"
+    return fsio.repo_path(cfg.root, baseline_dir(cfg) / f"{t.slug()}.json")
 
 
 def load(cfg: Config, t: Triple) -> dict[str, Any] | None:
@@ -134,8 +134,5 @@ def update(cfg: Config, grades: list[Grade], zero_tolerance_problems: list[str],
                   "dimensions": {**(old["dimensions"] if old else {}), **dims}, "recorded_at": now,
                   "reason": reason if lowered else (reason or None), "history": history}
         schemas.validate(record, "baseline", "baseline record")
-        path = path_for(cfg, t)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(strict.dumps_json(record))
-        written.append(path)
+        written.append(fsio.write_file(cfg.root, path_for(cfg, t), strict.dumps_json(record)))  # never through a link
     return written

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skill_eval import schemas, strict
+from skill_eval import fsio, schemas, strict
 from skill_eval.config import Config
 from skill_eval.errors import ConfigError
 
@@ -113,12 +113,17 @@ class Rubric:
         return tuple(sorted(d.id for d in self.dimensions if d.gate == "zero_tolerance"))
 
 
+def evals_path(cfg: Config, rel: str) -> Path:
+    """A path below the evals root, refused if a symlink on the way leads outside the repository."""
+    return fsio.repo_path(cfg.root, f"{cfg.evals_root}/{rel}")
+
+
 def _load_any(path: Path) -> Any:
     return strict.load_json(path) if path.suffix == ".json" else strict.load_yaml(path)
 
 
 def load_ground_truth(cfg: Config) -> dict[str, TruthCase]:
-    path = cfg.evals_dir / GROUND_TRUTH
+    path = evals_path(cfg, GROUND_TRUTH)
     raw = schemas.validate(strict.load_json(path), "ground_truth", path)
     verdicts = set(cfg.subject.verdicts)
     cases = {}
@@ -130,7 +135,7 @@ def load_ground_truth(cfg: Config) -> dict[str, TruthCase]:
                     f"cases.{case_id}.{key} = {value!r} is not a subject verdict", source=path,
                     fix=f"use one of {', '.join(cfg.subject.verdicts)} or null",
                 )
-        if not (cfg.evals_dir / FIXTURES / case_id).is_dir():
+        if not evals_path(cfg, f"{FIXTURES}/{case_id}").is_dir():
             raise ConfigError(f"cases.{case_id}: fixture directory {FIXTURES}/{case_id}/ is missing", source=path)
         cases[case_id] = TruthCase(case_id, rec)
     return cases
@@ -138,7 +143,7 @@ def load_ground_truth(cfg: Config) -> dict[str, TruthCase]:
 
 def load_scenarios(cfg: Config, *, skills: set[str] | None = None, truth: dict[str, TruthCase] | None = None) -> list[Scenario]:
     """Load and cross-check scenarios.yaml. `skills` (known skill names) enables the skill check."""
-    path = cfg.evals_dir / SCENARIOS
+    path = evals_path(cfg, SCENARIOS)
     raw = schemas.validate(strict.load_yaml(path), "scenarios", path)
     truth = truth if truth is not None else load_ground_truth(cfg)
     seen: set[str] = set()
@@ -153,7 +158,7 @@ def load_scenarios(cfg: Config, *, skills: set[str] | None = None, truth: dict[s
                 f"{where}: fixture {rec['fixture']!r} has no ground-truth case (and so no fixture)",
                 source=path, fix=f"add it to {GROUND_TRUTH} and {FIXTURES}/",
             )
-        if not (cfg.evals_dir / FIXTURES / rec["fixture"]).is_dir():
+        if not evals_path(cfg, f"{FIXTURES}/{rec['fixture']}").is_dir():
             raise ConfigError(f"{where}: fixture directory {FIXTURES}/{rec['fixture']}/ is missing", source=path)
         if skills is not None and rec["skill"] not in skills:
             raise ConfigError(f"{where}: skill {rec['skill']!r} does not exist in {cfg.skills_source}/", source=path)
@@ -186,7 +191,7 @@ def load_scenarios(cfg: Config, *, skills: set[str] | None = None, truth: dict[s
 
 
 def load_trigger_corpus(cfg: Config, *, skills: set[str] | None = None) -> list[TriggerPrompt]:
-    path = cfg.evals_dir / TRIGGER_CORPUS
+    path = evals_path(cfg, TRIGGER_CORPUS)
     raw = schemas.validate(strict.load_yaml(path), "trigger_corpus", path)
     seen: set[str] = set()
     out = []
@@ -204,7 +209,7 @@ def load_trigger_corpus(cfg: Config, *, skills: set[str] | None = None) -> list[
 
 
 def load_rubric(cfg: Config) -> Rubric:
-    path = cfg.evals_dir / RUBRIC
+    path = evals_path(cfg, RUBRIC)
     raw = schemas.validate(strict.load_yaml(path), "rubric", path)
     dims = tuple(sorted((Dimension(**d) for d in raw["dimensions"]), key=lambda d: d.id))
     if [d.id for d in dims] != [1, 2, 3, 4, 5, 6]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skill_eval import baselines, gates, schemas, strict
+from skill_eval import baselines, fsio, gates, schemas, strict
 from skill_eval.config import Config
 from skill_eval.errors import SkillEvalError
 from skill_eval.graders import Catalog, Grade, grade_bundle
@@ -67,7 +67,8 @@ class Report:
 
 
 def evidence_dir(cfg: Config) -> Path:
-    return cfg.evals_dir / EVIDENCE
+    """The evidence tree; a symlink leading outside the repository, on the way or inside it, is refused."""
+    return fsio.repo_tree(cfg.root, f"{cfg.evals_root}/{EVIDENCE}")
 
 
 def slot_of(meta: dict[str, Any]) -> Slot:
@@ -108,7 +109,7 @@ def scan(cfg: Config) -> tuple[list[Found], list[str]]:
 
 
 def load_pending(cfg: Config) -> list[dict[str, str]]:
-    path = cfg.evals_dir / PENDING
+    path = fsio.repo_path(cfg.root, f"{cfg.evals_root}/{PENDING}")
     if not path.exists():
         return []
     return schemas.validate(strict.load_yaml(path), "evidence_pending", path)["pending"]

@@ -10,13 +10,9 @@ from __future__ import annotations
 
 import os
 import posixpath
-import shutil
-import tempfile
-from pathlib import Path
 
-from skill_eval import strict
+from skill_eval import fsio, strict
 from skill_eval.config import Config
-from skill_eval.errors import CheckFailed
 from skill_eval.hashing import MODE_EXEC, MODE_FILE, TreeEntry, digest_entries, walk_tree
 from skill_eval.skills import Skill, discover, published_path, rewrite_links
 
@@ -48,7 +44,7 @@ def skill_tree(cfg: Config, skill: Skill) -> list[TreeEntry]:
             data = _rewrite(cfg, f"{skill.dir}/{entry.path}", entry.path, data)
         out.append(TreeEntry(entry.path, entry.mode, data))
     for frag in skill.cites:
-        path = cfg.root / frag
+        path = fsio.repo_path(cfg.root, frag)
         if not path.is_file():
             continue
         inside = posixpath.relpath(frag, cfg.skills_shared)
@@ -76,7 +72,7 @@ def drift(cfg: Config, skills: dict[str, Skill] | None = None) -> list[str]:
     expected = expected_published(cfg, skills)
     problems: list[str] = []
     for root_rel in cfg.published:
-        root = cfg.root / root_rel
+        root = fsio.repo_path(cfg.root, root_rel)
         if not root.is_dir():
             problems.append(f"{root_rel}/: missing (run `skill-eval generate`)")
             continue
@@ -96,31 +92,16 @@ def drift(cfg: Config, skills: dict[str, Skill] | None = None) -> list[str]:
 
 
 def write_published(cfg: Config, skills: dict[str, Skill] | None = None) -> list[str]:
-    """Regenerate every published root atomically (build beside it, then swap)."""
+    """Regenerate every published root atomically (built beside it, then swapped in).
+
+    Through fsio.replace_dir: no component of a published root may be a symlink, so a symlinked
+    `.agents` can no longer turn this pre-commit hook into a deletion outside the repository.
+    """
     expected = expected_published(cfg, skills)
+    files = {f"{name}/{e.path}": (e.data, fsio.EXEC_MODE if e.mode == MODE_EXEC else fsio.FILE_MODE)
+             for name, entries in expected.items() for e in entries}
     written = []
     for root_rel in cfg.published:
-        root = cfg.root / root_rel
-        root.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}.tmp-", dir=root.parent))
-        try:
-            for name, entries in expected.items():
-                for e in entries:
-                    dest = tmp / name / e.path
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    dest.write_bytes(e.data)
-                    dest.chmod(0o755 if e.mode == MODE_EXEC else 0o644)
-            old = None
-            if root.exists():
-                if root.is_symlink() or not root.is_dir():
-                    raise CheckFailed(f"{root_rel} exists and is not a directory; refusing to replace it")
-                old = root.with_name(f".{root.name}.old-{os.getpid()}")
-                root.rename(old)
-            tmp.rename(root)
-            if old is not None:
-                shutil.rmtree(old)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
+        fsio.replace_dir(cfg.root, root_rel, files)
         written.append(root_rel)
     return written

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skill_eval import hashing, schemas, strict
+from skill_eval import fsio, hashing, schemas, strict
 from skill_eval.claim import extract
 from skill_eval.config import Config, SubjectProfile
 from skill_eval.errors import ConfigError
@@ -52,9 +52,7 @@ class RecordedCall:
 
 
 def _write(dest: Path, rel: str, data: bytes) -> None:
-    path = dest / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+    fsio.write_file(dest, rel, data)  # never through a link below the bundle directory
 
 
 def call_records(dest: Path, calls: list[RecordedCall], *, started: str = "2026-11-30T00:00:00Z") -> list[dict[str, Any]]:
@@ -175,7 +173,8 @@ class Outcome:
 
 
 def golden_dir(cfg: Config) -> Path:
-    return cfg.evals_dir / GOLDEN_DIR
+    """The golden corpus; a symlink leading outside the repository, on the way or inside it, is refused."""
+    return fsio.repo_tree(cfg.root, f"{cfg.evals_root}/{GOLDEN_DIR}")
 
 
 def golden_scenarios(cfg: Config, truth: dict[str, Any]) -> list[Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from skill_eval import strict
+from skill_eval import fsio, strict
 from skill_eval.hashing import sha256_bytes
 
 
@@ -23,11 +23,9 @@ class InputRecorder:
         self._lock = threading.Lock()
 
     def _rel(self, path: Path) -> str:
-        full = (self.root / path).resolve() if not path.is_absolute() else path.resolve()
-        try:
-            return full.relative_to(self.root).as_posix()
-        except ValueError:
-            raise ValueError(f"{path} is outside the repository {self.root}") from None
+        """The repository-relative path; a path outside, or through a symlink leading outside, is refused."""
+        checked = fsio.repo_path(self.root, path)  # InputError naming the link (exit 2)
+        return checked.relative_to(self.root).as_posix() or "."
 
     def read_bytes(self, path: Path | str) -> bytes:
         rel = self._rel(Path(path))

@@ -10,12 +10,11 @@ committed, so an unrelated PR cannot leave the committed pack silently stale.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skill_eval import content, schemas, strict
+from skill_eval import content, fsio, schemas, strict
 from skill_eval.config import Config
 from skill_eval.errors import CheckFailed, InputError
 from skill_eval.generate import skill_digest
@@ -52,15 +51,15 @@ class Entry:
 
 
 def pack_path(cfg: Config) -> Path:
-    return cfg.evals_dir / PACK_NAME
+    return fsio.repo_path(cfg.root, f"{cfg.evals_root}/{PACK_NAME}")
 
 
 def _file_digest(cfg: Config, rel: str) -> str:
-    return sha256_bytes(strict.read_bytes(cfg.root / rel))
+    return sha256_bytes(strict.read_bytes(fsio.repo_path(cfg.root, rel)))
 
 
 def _path_digest(cfg: Config, rel: str) -> str:
-    path = cfg.root / rel
+    path = fsio.repo_path(cfg.root, rel)
     if path.is_dir() and not path.is_symlink():
         return tree_digest(path)
     return _file_digest(cfg, rel)
@@ -68,7 +67,7 @@ def _path_digest(cfg: Config, rel: str) -> str:
 
 def _path_entries(cfg: Config, rel: str) -> list[TreeEntry]:
     """Files of a harness path as tree entries named by their repository path."""
-    path = cfg.root / rel
+    path = fsio.repo_path(cfg.root, rel)
     if path.is_symlink():
         raise InputError("harness path is a symlink", source=path)
     if path.is_dir():
@@ -101,7 +100,7 @@ def tool_harness_files() -> dict[str, list[TreeEntry]]:
 def skill_entry(cfg: Config, skill: Skill) -> Entry:
     """Source folder + cited fragments; the published copies route here too (the runner
     installs a skill by reading its published copy, which the L0 parity check pins)."""
-    inputs = {skill.dir: tree_digest(cfg.root / skill.dir)}
+    inputs = {skill.dir: tree_digest(fsio.repo_path(cfg.root, skill.dir))}
     for frag in skill.cites:
         inputs[frag] = _file_digest(cfg, frag)
     digest = skill_digest(cfg, skill)
@@ -113,7 +112,7 @@ def skill_entry(cfg: Config, skill: Skill) -> Entry:
 def scenario_entry(cfg: Config, scenario: content.Scenario, truth: content.TruthCase) -> Entry:
     ev = cfg.evals_root
     fixture_rel = f"{ev}/{content.FIXTURES}/{scenario.fixture}"
-    fixture_digest = tree_digest(cfg.root / fixture_rel)
+    fixture_digest = tree_digest(fsio.repo_path(cfg.root, fixture_rel))
     record = {"scenario": scenario.record, "fixture": fixture_digest, "truth": truth.record}
     inputs = {
         f"{ev}/{content.SCENARIOS}#{scenario.id}": record_digest(SCENARIO_DOMAIN, scenario.record),
@@ -125,7 +124,7 @@ def scenario_entry(cfg: Config, scenario: content.Scenario, truth: content.Truth
 
 def corpus_entry(cfg: Config, skills: list[str]) -> Entry:
     rel = f"{cfg.evals_root}/{content.TRIGGER_CORPUS}"
-    data = strict.read_bytes(cfg.root / rel)
+    data = strict.read_bytes(fsio.repo_path(cfg.root, rel))
     digest = digest_entries(CORPUS_DOMAIN, [TreeEntry(rel, MODE_FILE, data)])
     return Entry("corpus", digest, tuple(skills), {rel: sha256_bytes(data)})
 
@@ -189,22 +188,9 @@ def render(entries: dict[str, Entry]) -> str:
 
 
 def write(cfg: Config, entries: dict[str, Entry] | None = None) -> Path:
+    """Write the pack atomically, never through a symlink (fsio.write_file)."""
     entries = entries if entries is not None else compute(cfg)
-    text = render(entries)
-    path = pack_path(cfg)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{PACK_NAME}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
+    return fsio.write_file(cfg.root, pack_path(cfg), render(entries))
 
 
 def load_committed_text(cfg: Config, text: str, source: object) -> dict[str, Entry]:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from skill_eval import strict
+from skill_eval import fsio, strict
 from skill_eval.config import Config
 from skill_eval.errors import ConfigError, InputError
 from skill_eval.hashing import TreeEntry, walk_tree
@@ -99,7 +99,7 @@ def _resolve(from_repo_file: str, target: str) -> str:
 
 def discover(cfg: Config) -> dict[str, Skill]:
     """Every skill folder under the source tree (the shared folder excluded), sorted by name."""
-    src = cfg.root / cfg.skills_source
+    src = fsio.repo_path(cfg.root, cfg.skills_source)
     if not src.is_dir():
         raise ConfigError(f"skills.source {cfg.skills_source!r} is not a directory", source=cfg.source)
     shared_rel = cfg.skills_shared
@@ -130,7 +130,7 @@ def discover(cfg: Config) -> dict[str, Skill]:
 
 
 def fragment_links(cfg: Config, fragment: str) -> list[Link]:
-    path = cfg.root / fragment
+    path = fsio.repo_path(cfg.root, fragment)
     text = strict.read_text(path)
     return [Link(fragment, t, _resolve(fragment, t)) for t in iter_links(text)]
 
@@ -146,7 +146,7 @@ def _resolve_citations(cfg: Config, skills: dict[str, Skill]) -> None:
             if frag in seen:
                 continue
             seen.add(frag)
-            if not (cfg.root / frag).is_file():
+            if not fsio.repo_path(cfg.root, frag).is_file():
                 continue  # reported as a broken link by the structural check
             if frag not in cache:
                 cache[frag] = fragment_links(cfg, frag)
@@ -165,7 +165,7 @@ def citation_graph(cfg: Config, skills: dict[str, Skill] | None = None) -> dict[
 
 
 def shared_fragments(cfg: Config) -> list[str]:
-    root = cfg.root / cfg.skills_shared
+    root = fsio.repo_path(cfg.root, cfg.skills_shared)
     if not root.is_dir():
         return []
     return sorted(f"{cfg.skills_shared}/{e.path}" for e in walk_tree(root))

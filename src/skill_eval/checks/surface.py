@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from skill_eval import schemas, strict
+from skill_eval import fsio, schemas, strict
 from skill_eval.config import Config
 from skill_eval.errors import CheckFailed, ConfigError
 
@@ -112,7 +112,7 @@ def _version_of(text: str) -> str:
 def load_reference(cfg: Config) -> dict[str, Any]:
     if not cfg.subject.cli_reference:
         raise ConfigError("subject.surface.cli_reference is not configured", source=cfg.source)
-    path = cfg.root / cfg.subject.cli_reference
+    path = fsio.repo_path(cfg.root, cfg.subject.cli_reference)
     if not path.is_file():
         raise CheckFailed(f"{cfg.subject.cli_reference} does not exist", fix="run `skill-eval surface --write` and commit it")
     return schemas.validate(strict.load_json(path), "cli_surface", path)
@@ -120,12 +120,9 @@ def load_reference(cfg: Config) -> dict[str, Any]:
 
 def write_reference(cfg: Config, tool: Path) -> Path:
     ref = extract(tool)
-    path = cfg.root / (cfg.subject.cli_reference or "")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(strict.dumps_json(ref), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    if not cfg.subject.cli_reference:
+        raise ConfigError("subject.surface.cli_reference is not configured", source=cfg.source)
+    return fsio.write_file(cfg.root, cfg.subject.cli_reference, strict.dumps_json(ref))  # atomic, never through a link
 
 
 def drift(reference: dict[str, Any], installed: dict[str, Any]) -> list[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from skill_eval import config, evidence, strict
+from skill_eval import config, evidence, fsio, strict
 from skill_eval.graders import STAGES
 from skill_eval.output import emit
 
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
 
         text = head + yaml.safe_dump(body, sort_keys=False, width=120)
         strict.loads_yaml(text, evidence.PENDING)
-        (cfg.evals_dir / evidence.PENDING).write_text(text)
+        fsio.write_file(cfg.root, f"{cfg.evals_root}/{evidence.PENDING}", text)
         emit(args, [f"wrote {evidence.PENDING} ({len(body['pending'])} pending)"], {"pending": body["pending"]})
         return 0
     r = evidence.check(cfg, args.suite, args.base, args.stage)

@@ -13,7 +13,7 @@ import argparse
 import subprocess
 from pathlib import Path
 
-from skill_eval import config, generate, pack
+from skill_eval import config, fsio, generate, pack
 from skill_eval.errors import ConfigError
 from skill_eval.output import emit
 
@@ -31,14 +31,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _append_once(path: Path, marker: str, text: str, created: list[str], header: str = "") -> None:
-    if path.exists():
-        current = path.read_text(encoding="utf-8")
+    """Writes through fsio: a symlinked Makefile (or one on the way) is refused, never written through."""
+    root = path.parent
+    existing = fsio.read_file(root, path.name)
+    if existing is not None:
+        current = existing.decode("utf-8")
         if marker in current:
             return
-        path.write_text(current.rstrip("\n") + "\n" + text, encoding="utf-8")
+        fsio.write_file(root, path.name, current.rstrip("\n") + "\n" + text)
         created.append(f"{path.name} (appended)")
     else:
-        path.write_text(header + text, encoding="utf-8")
+        fsio.write_file(root, path.name, header + text)
         created.append(path.name)
 
 
@@ -57,14 +60,13 @@ def run(args: argparse.Namespace) -> int:
         if src.is_dir() or rel.name in SNIPPETS:
             continue
         dest = root / rel
-        if dest.exists():
+        if dest.exists() and not dest.is_symlink():
             continue
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(src.read_bytes())
+        fsio.write_file(root, rel, src.read_bytes())  # refuses a symlink, even a dangling one
         created.append(rel.as_posix())
     mk = root / "skill-eval.mk"
-    if not mk.exists():
-        mk.write_bytes((TEMPLATES / "skill-eval.mk").read_bytes())
+    if not mk.exists() or mk.is_symlink():
+        fsio.write_file(root, "skill-eval.mk", (TEMPLATES / "skill-eval.mk").read_bytes())
         created.append("skill-eval.mk")
     _append_once(root / "Makefile", "skill-eval.mk", "include skill-eval.mk\n", created)
     _append_once(root / "noxfile.py", "skill-eval", (TEMPLATES / "noxfile_snippet.txt").read_text(encoding="utf-8"), created,

@@ -32,10 +32,11 @@ from skill_eval.hashing import TreeEntry, digest_entries, sha256_bytes, tree_dig
 from skill_eval.inputs import InputRecorder
 from skill_eval.modelserver import start_server
 from skill_eval.modelserver.script import ModelScript, parse_script
-from skill_eval.runner.bundle_writer import BundleWriter
+from skill_eval.runner.bundle_writer import BundleWriter, held_path
 from skill_eval.runner.normalize import PathScrubber, scrub_run
-from skill_eval.runner.plan import RunItem, bundle_path
+from skill_eval.runner.plan import RunItem, bundle_path, evidence_root
 from skill_eval.runner.sandbox import Sandbox, watch_paths
+from skill_eval.runner.secrets import check_injectable, injected_secrets
 
 # Functions allowed to touch files directly (sandbox-private paths only, never repository
 # inputs); tests/test_input_accessor.py enforces that nothing else in runner/ opens files.
@@ -266,6 +267,8 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         for rel, data in spec.home_files.items():
             _write_private(box.home / rel, data)
         env = {**box.env, **{k: v for k, v in spec.env.items() if k != "PATH"}}
+        injected = injected_secrets(env, spec.credential_vars)  # redacted by exact value, any length
+        check_injectable(injected)
         raw_out, raw_err = box.root / "raw" / "stream.jsonl", box.root / "raw" / "stderr.log"
         roots = [str(d) for d in spec.skill_dirs]
         stop_when = None
@@ -314,7 +317,8 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         for obs in meta["observed_inputs"]:
             keys.update(cur.route(obs["path"]))
         meta["digests"] = {k: cur.digest(k) for k in sorted(keys) if cur.digest(k)}
-        writer = BundleWriter(dest, box.secrets(spec.credential_vars))
+        writer = BundleWriter(dest, {**box.secrets(spec.credential_vars), **injected}, root=cfg.root,
+                              held=held_path(evidence_root(cfg), dest))
         try:
             writer.add_text("prompt.txt", prompt)
             writer.add_bytes("raw/stream.jsonl", streams["stream"])

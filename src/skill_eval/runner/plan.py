@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skill_eval import content, selection
+from skill_eval import content, fsio, selection
 from skill_eval.config import Config
 from skill_eval.errors import ConfigError
 from skill_eval.runner import bundle_writer
@@ -133,7 +132,7 @@ def existing_state(cfg: Config, item: RunItem, cur: Any) -> str:
 def retire(cfg: Config, item: RunItem) -> None:
     """Move a stale bundle out of the way (rename first, so no half-deleted bundle is ever visible)."""
     path = bundle_path(cfg, item)
-    if path.exists():
+    if path.exists() or path.is_symlink():  # through fsio: a planted symlink is refused, never followed
         doomed = path.with_name(f"{TMP_PREFIX}retired-{path.name}-{os.getpid()}")
-        path.rename(doomed)
-        shutil.rmtree(doomed, ignore_errors=True)
+        fsio.rename_within(cfg.root, path, doomed)
+        fsio.remove_tree(cfg.root, doomed)

@@ -25,7 +25,6 @@ Layout of a sandbox (all under one private run dir):
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import shutil
@@ -38,11 +37,19 @@ from pathlib import Path
 from typing import Any
 
 from skill_eval import hashing, shim
-from skill_eval.errors import CheckFailed, InputError, SkillEvalError
+from skill_eval.errors import InputError, SkillEvalError
 from skill_eval.inputs import InputRecorder
+from skill_eval.runner.secrets import (  # noqa: F401 - re-exported: the secrets API moved to runner.secrets
+    CREDENTIAL_PATTERNS,
+    MIN_SECRET_LEN,
+    SecretLeak,
+    _forms,
+    _marker,
+    assert_no_secrets,
+    redact,
+    secret_values,
+)
 
-CREDENTIAL_PATTERNS = ("*API_KEY*", "*APIKEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*CREDENTIAL*")
-MIN_SECRET_LEN = 8  # shorter values cannot be redacted without mangling ordinary text
 GIT_DOMAIN = "skill-eval-git-v1"
 TIMEOUT_EXIT = 128 + signal.SIGKILL  # a command killed at its timeout reads like a SIGKILL death
 DEFAULT_TIMEOUT = 300.0
@@ -58,10 +65,6 @@ class SandboxError(SkillEvalError):
     """The sandbox could not be built (fixture, setup command, shim): the run is incomplete."""
 
 
-class SecretLeak(CheckFailed):
-    """A credential value is still present in a bundle; sealing is refused."""
-
-
 # ----------------------------------------------------------------------------- file I/O helpers
 
 
@@ -75,75 +78,6 @@ def _write_file(path: Path, data: bytes, executable: bool = False) -> None:
 def _read_file(path: Path) -> bytes:
     with open(path, "rb") as fh:
         return fh.read()
-
-
-# ----------------------------------------------------------------------------- secrets
-
-
-def secret_values(environ: Mapping[str, str] | None = None, extra_names: Iterable[str] = ()) -> dict[str, str]:
-    """Credential variables (name matches CREDENTIAL_PATTERNS, or listed) -> value, long enough to redact."""
-    env = os.environ if environ is None else environ
-    wanted = set(extra_names)
-    out = {}
-    for name, value in env.items():
-        upper = name.upper()
-        if name in wanted or any(fnmatch.fnmatchcase(upper, p) for p in CREDENTIAL_PATTERNS):
-            if len(value) >= MIN_SECRET_LEN:
-                out[name] = value
-    return out
-
-
-def _forms(value: str) -> list[str]:
-    """The ways a value appears in files: raw, and escaped inside a JSON string (both styles)."""
-    forms = [value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]]
-    return sorted(set(forms), key=len, reverse=True)
-
-
-def _marker(name: str) -> str:
-    return f"[REDACTED:{name}]"
-
-
-def redact(data: Any, secrets: Mapping[str, str]) -> Any:
-    """Replace every credential value in data (bytes, str, or JSON-like containers) by a marker."""
-    if not secrets:
-        return data
-    if isinstance(data, bytes):
-        for name, value in sorted(secrets.items(), key=lambda kv: -len(kv[1])):
-            for form in _forms(value):
-                data = data.replace(form.encode("utf-8"), _marker(name).encode())
-        return data
-    if isinstance(data, str):
-        for name, value in sorted(secrets.items(), key=lambda kv: -len(kv[1])):
-            for form in _forms(value):
-                data = data.replace(form, _marker(name))
-        return data
-    if isinstance(data, dict):
-        return {redact(k, secrets): redact(v, secrets) for k, v in data.items()}
-    if isinstance(data, (list, tuple)):
-        return type(data)(redact(v, secrets) for v in data)
-    return data
-
-
-def assert_no_secrets(bundle_dir: Path, secrets: Mapping[str, str]) -> None:
-    """Refuse (SecretLeak) if any file below bundle_dir contains a credential value in any form.
-
-    The message names the file and the variable, never the value.
-    """
-    needles = [(name, form.encode("utf-8")) for name, value in secrets.items() for form in _forms(value)]
-    if not needles:
-        return
-    root = Path(bundle_dir)
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for fname in sorted(filenames):
-            path = Path(dirpath) / fname
-            if path.is_symlink():
-                raise SecretLeak("contains a symlink; a bundle holds regular files only", source=path)
-            data = _read_file(path)
-            for name, needle in needles:
-                if needle in data:
-                    raise SecretLeak(f"contains the value of {name}", source=path.relative_to(root).as_posix(),
-                                     fix="redact it before sealing (runner.sandbox.redact)")
 
 
 # ----------------------------------------------------------------------------- trees and git

@@ -1,0 +1,366 @@
+"""The one way skill-eval writes into a repository, and the check every configured-tree read makes.
+
+Why one helper: `generate` runs as a pre-commit hook and `run`, `pack`, `baseline update` and
+`init` write into trees a contributor controls. A symlink planted anywhere on the way
+(`.agents -> /home/me`, a dangling `baselines/x.json -> /etc/...`) turned those writes into
+writes — and deletions — outside the repository. Path-string checks cannot close that (the
+link can be swapped between the check and the write), so writes here walk the path one
+component at a time from an open descriptor of the repository root, each component opened
+with O_NOFOLLOW (`openat`-style, through `dir_fd`): a symlink anywhere is refused, never
+followed, and the refusal names it. Files are written atomically (temp file in the same
+directory, fsync, rename, fsync of the directory); whole trees are built beside their
+destination and swapped in, and removals use the descriptor-based `shutil.rmtree(dir_fd=)`
+that never descends through a link.
+
+Reads of configured trees (skills-src/ with its shared/ folder, the published trees, fixtures/,
+evidence/, golden/, baselines, content files, the pack) go through `repo_path`, which refuses a
+path one of whose components is a symlink leading outside the repository (the configured root
+itself included), naming the link. A symlink that stays inside the repository is followed for
+reading; trees that are hashed refuse every symlink anyway (hashing.walk_tree).
+
+Every refusal is an InputError (exit 2): the repository is in a state the tool will not act on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets as _random
+import shutil
+import stat
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from skill_eval.errors import InputError
+
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+FILE_MODE = 0o644
+EXEC_MODE = 0o755
+DIR_MODE = 0o755
+_LINK_FIX = "replace the symlink with a real file or directory inside the repository"
+
+
+# ----------------------------------------------------------------------------- path arithmetic
+
+
+def rel_parts(root: Path | str, path: Path | str) -> tuple[str, ...]:
+    """`path` (absolute under root, or relative to it) as components; refuses `..`, `.` and leaving root.
+
+    Purely lexical on purpose: the components are then opened one by one without following links.
+    """
+    root = Path(root)
+    p = Path(path)
+    if p.is_absolute():
+        try:
+            p = p.relative_to(root)
+        except ValueError:
+            raise InputError(f"{path} is outside the repository {root}", source=path,
+                             fix="write only inside the repository") from None
+    parts = tuple(part for part in p.parts if part not in ("", "."))
+    if ".." in parts:
+        raise InputError(f"{path} leaves the repository through '..'", source=path,
+                         fix="name the path without '..'")
+    return parts
+
+
+def _show(root: Path | str, parts: tuple[str, ...]) -> str:
+    return str(Path(root, *parts))
+
+
+def _is_link(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _refuse_link(root: Path | str, parts: tuple[str, ...]) -> InputError:
+    return InputError("is a symlink; refusing to follow it (writes never follow links)",
+                      source=_show(root, parts), fix=_LINK_FIX)
+
+
+@contextlib.contextmanager
+def _fd(fd: int) -> Iterator[int]:
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _open_root(root: Path | str) -> int:
+    try:
+        return os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise InputError(f"cannot open the repository root ({exc.strerror})", source=root) from None
+
+
+def open_dir(root: Path | str, parts: tuple[str, ...], *, create: bool = False) -> int:
+    """A descriptor of root/parts, reached without following any symlink (creating missing dirs).
+
+    Returns -1 when a component is missing and `create` is false. The caller closes the fd.
+    """
+    return open_from(_open_root(root), parts, create, root)
+
+
+def open_from(fd: int, parts: tuple[str, ...], create: bool, shown_root: Path | str) -> int:
+    """Descend from fd (consumed: pass a dup to keep yours) through parts, one O_NOFOLLOW open per component.
+
+    -1 when a component is missing and `create` is false; shown_root names paths in errors.
+    """
+    try:
+        for i, part in enumerate(parts):
+            try:
+                nxt = os.open(part, DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    os.close(fd)
+                    return -1
+                try:
+                    os.mkdir(part, DIR_MODE, dir_fd=fd)
+                except FileExistsError:
+                    pass  # raced with another writer, or a dangling link: the open below decides
+                try:
+                    nxt = os.open(part, DIR_FLAGS, dir_fd=fd)
+                except OSError as exc:
+                    raise _component_error(shown_root, parts[: i + 1], fd, exc) from None
+            except OSError as exc:
+                raise _component_error(shown_root, parts[: i + 1], fd, exc) from None
+            os.close(fd)
+            fd = nxt
+        return fd
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        raise
+
+
+def _component_error(root: Path | str, parts: tuple[str, ...], parent_fd: int, exc: OSError) -> InputError:
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EEXIST, errno.ENOENT) and _is_link(parts[-1], parent_fd):
+        return _refuse_link(root, parts)
+    if exc.errno == errno.ENOTDIR:
+        return InputError("is not a directory", source=_show(root, parts), fix="remove or rename it")
+    return InputError(f"cannot open ({exc.strerror})", source=_show(root, parts))
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def _write_at(dir_fd: int, name: str, data: bytes, mode: int) -> None:
+    """Atomically replace dir_fd/name with data: temp + fsync + rename + directory fsync."""
+    tmp = f".{name[:80]}.tmp-{os.getpid()}-{_random.token_hex(4)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
+    try:
+        with _fd(fd):
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    os.fsync(dir_fd)
+
+
+def _check_target(root: Path | str, parts: tuple[str, ...], dir_fd: int, *, want_dir: bool = False) -> bool:
+    """Whether the final component exists; refuses a symlink (dangling or not) or the wrong kind."""
+    try:
+        st = os.stat(parts[-1], dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(st.st_mode):
+        raise _refuse_link(root, parts)
+    if want_dir and not stat.S_ISDIR(st.st_mode):
+        raise InputError("exists and is not a directory; refusing to replace it", source=_show(root, parts))
+    if not want_dir and not stat.S_ISREG(st.st_mode):
+        raise InputError("exists and is not a regular file; refusing to replace it", source=_show(root, parts))
+    return True
+
+
+def write_file(root: Path | str, path: Path | str, data: bytes | str, *, mode: int | None = None) -> Path:
+    """Write one file under root atomically, never through a symlink; returns root/path."""
+    parts = rel_parts(root, path)
+    if not parts:
+        raise InputError("is the repository root, not a file", source=path)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    try:
+        with _fd(open_dir(root, parts[:-1], create=True)) as dir_fd:
+            _check_target(root, parts, dir_fd)
+            _write_at(dir_fd, parts[-1], data, FILE_MODE if mode is None else mode)
+    except InputError:
+        raise
+    except OSError as exc:
+        raise InputError(f"cannot be written ({exc.strerror})", source=_show(root, parts)) from None
+    return Path(root, *parts)
+
+
+def read_file(root: Path | str, path: Path | str) -> bytes | None:
+    """The bytes of root/path read without following any symlink; None when it does not exist."""
+    parts = rel_parts(root, path)
+    dir_fd = open_dir(root, parts[:-1])
+    if dir_fd < 0:
+        return None
+    with _fd(dir_fd):
+        try:
+            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        except FileNotFoundError:
+            if _is_link(parts[-1], dir_fd):
+                raise _refuse_link(root, parts) from None
+            return None
+        except OSError as exc:
+            raise _component_error(root, parts, dir_fd, exc) from None
+        with _fd(fd), os.fdopen(os.dup(fd), "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise InputError("is not a regular file", source=_show(root, parts))
+            return fh.read()
+
+
+def _make_tree(dir_fd: int, files: Mapping[str, tuple[bytes, int]], display: str) -> None:
+    for rel in sorted(files):
+        data, mode = files[rel]
+        sub = rel_parts(display, rel)
+        if not sub:
+            raise InputError(f"empty file name in tree {display}")
+        with _fd(open_from(os.dup(dir_fd), sub[:-1], True, display)) as fd:
+            _write_at(fd, sub[-1], data, mode)
+
+
+def replace_dir(root: Path | str, path: Path | str, files: Mapping[str, bytes | tuple[bytes, int]]) -> Path:
+    """Make root/path exactly `files` (rel -> bytes or (bytes, mode)): built beside it, then swapped in.
+
+    Nothing on the way, and not the directory itself, may be a symlink; the old tree is removed
+    without following links. A crash leaves the old or the new tree (for the instant between the two
+    renames, only the dot-named old one) plus dot-named leftovers, never a mixture of the two.
+    """
+    parts = rel_parts(root, path)
+    if not parts:
+        raise InputError("refusing to replace the repository root", source=root)
+    norm = {rel: (v, FILE_MODE) if isinstance(v, bytes) else v for rel, v in files.items()}
+    name = parts[-1]
+    try:
+        with _fd(open_dir(root, parts[:-1], create=True)) as parent:
+            exists = _check_target(root, parts, parent, want_dir=True)
+            tmp = f".{name}.tmp-{os.getpid()}-{_random.token_hex(4)}"
+            os.mkdir(tmp, DIR_MODE, dir_fd=parent)
+            try:
+                with _fd(os.open(tmp, DIR_FLAGS, dir_fd=parent)) as tfd:
+                    _make_tree(tfd, norm, _show(root, parts))
+                old = None
+                if exists:
+                    old = f".{name}.old-{os.getpid()}-{_random.token_hex(4)}"
+                    os.rename(name, old, src_dir_fd=parent, dst_dir_fd=parent)
+                try:
+                    os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+                except OSError:
+                    if old is not None:  # put the old tree back rather than leave nothing
+                        os.rename(old, name, src_dir_fd=parent, dst_dir_fd=parent)
+                    raise
+                os.fsync(parent)
+                if old is not None:
+                    shutil.rmtree(old, dir_fd=parent)
+            finally:
+                with contextlib.suppress(OSError):
+                    shutil.rmtree(tmp, dir_fd=parent)
+    except InputError:
+        raise
+    except OSError as exc:
+        raise InputError(f"cannot be written ({exc.strerror})", source=_show(root, parts)) from None
+    return Path(root, *parts)
+
+
+write_tree = replace_dir
+
+
+def remove_tree(root: Path | str, path: Path | str) -> bool:
+    """Remove root/path (file or directory) without following any link; False if it was absent.
+
+    A symlink at the path or on the way is refused, not unlinked: it is the contributor's to fix.
+    """
+    parts = rel_parts(root, path)
+    if not parts:
+        raise InputError("refusing to remove the repository root", source=root)
+    parent = open_dir(root, parts[:-1])
+    if parent < 0:
+        return False
+    with _fd(parent):
+        try:
+            st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        if stat.S_ISLNK(st.st_mode):
+            raise _refuse_link(root, parts)
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(parts[-1], dir_fd=parent)
+        else:
+            os.unlink(parts[-1], dir_fd=parent)
+        os.fsync(parent)
+    return True
+
+
+def rename_within(root: Path | str, src: Path | str, dst: Path | str) -> None:
+    """Rename root/src to root/dst (same parent or not), reaching both without following links."""
+    sp, dp = rel_parts(root, src), rel_parts(root, dst)
+    if not sp or not dp:
+        raise InputError("refusing to rename the repository root", source=root)
+    sfd = open_dir(root, sp[:-1])
+    if sfd < 0:
+        raise InputError("does not exist", source=_show(root, sp))
+    with _fd(sfd), _fd(open_dir(root, dp[:-1], create=True)) as dfd:
+        if _is_link(sp[-1], sfd):
+            raise _refuse_link(root, sp)
+        os.rename(sp[-1], dp[-1], src_dir_fd=sfd, dst_dir_fd=dfd)
+        os.fsync(dfd)
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def repo_path(root: Path | str, path: Path | str) -> Path:
+    """root/path, after refusing any component that is a symlink leading outside the repository.
+
+    The check walks the components from the repository root (lstat each, resolve a link and
+    compare with the resolved root), so a symlinked configured root (`skills-src -> /elsewhere`)
+    and a symlinked folder deep inside one (`skills-src/shared/x -> /elsewhere`) are both named.
+    Missing components end the walk: the reader reports the missing file itself.
+    """
+    root = Path(root)
+    parts = rel_parts(root, path)
+    real_root = root.resolve()
+    cur = root
+    for part in parts:
+        cur = cur / part
+        try:
+            st = os.lstat(cur)
+        except OSError:
+            break
+        if stat.S_ISLNK(st.st_mode):
+            target = cur.resolve()
+            if target != real_root and real_root not in target.parents:
+                raise InputError(f"is a symlink to {os.readlink(cur)}, outside the repository; refused",
+                                 source=cur, fix=_LINK_FIX)
+    return root.joinpath(*parts)
+
+
+def repo_tree(root: Path | str, path: Path | str) -> Path:
+    """repo_path for a whole tree: also refuses any symlink *inside* it that leads outside the repository.
+
+    For trees that are scanned rather than hashed (evidence/, golden/), where a linked bundle
+    directory would otherwise just look missing, or be read from outside.
+    """
+    top = repo_path(root, path)
+    real_root = Path(root).resolve()
+    if not top.is_dir():
+        return top
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        for name in sorted(dirnames + filenames):
+            full = Path(dirpath) / name
+            if full.is_symlink():
+                target = full.resolve()
+                if target != real_root and real_root not in target.parents:
+                    raise InputError(f"is a symlink to {os.readlink(full)}, outside the repository; refused",
+                                     source=full, fix=_LINK_FIX)
+    return top
