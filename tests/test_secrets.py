@@ -234,8 +234,8 @@ def test_canary_credentials_read_through_env_and_proc_never_reach_a_sealed_bundl
 
     injected = {"CANARY_TOKEN": "k9Xq2", "CANARY_API_KEY": "sk-canary-Zq/+x_y-0123456789abcdef"}
     real_env = ScriptedAdapter.env
-    monkeypatch.setattr(ScriptedAdapter, "credential_vars", lambda self: tuple(injected))
-    monkeypatch.setattr(ScriptedAdapter, "env", lambda self, **kw: {**real_env(self, **kw), **injected})
+    monkeypatch.setattr(ScriptedAdapter, "credential_vars", tuple(injected))
+    monkeypatch.setattr(ScriptedAdapter, "env", lambda self, ctx: {**real_env(self, ctx), **injected})
     agent = repo_copy / "canary_agent.py"
     agent.write_text(AGENT)
     script = repo_copy / "agent-evals/skills/model-scripts/canary.yaml"
