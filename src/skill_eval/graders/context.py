@@ -14,7 +14,7 @@ from skill_eval.bundle import Bundle
 from skill_eval.claim import Claim, ClaimResult, check_claim_file, extract
 from skill_eval.config import SubjectProfile
 from skill_eval.content import Rubric, Scenario, TriggerPrompt, TruthCase
-from skill_eval.graders.artifacts import Artifact, file_sha256, norm, over_pair, read_artifact
+from skill_eval.graders.artifacts import Artifact, file_sha256, norm, pair_mismatch, read_artifact
 
 KIND_PRIORITY = ("not_comparable", "matrix_target_unrun", "contract_coverage_incomplete", "evidence_too_shallow")
 
@@ -72,7 +72,18 @@ class Run:
         return out
 
     def on_pair(self, art: Artifact, pair: Pair) -> bool:
-        return over_pair(art, pair.old_sha, pair.new_sha, pair.old, pair.new)
+        return self.why_not_on(art, pair) is None
+
+    def why_not_on(self, art: Artifact, pair: Pair) -> str | None:
+        """Why `art` is not a comparison of exactly `pair` (None: it is); see artifacts.pair_mismatch."""
+        return pair_mismatch(art, pair.old_sha, pair.new_sha, pair.old, pair.new)
+
+    def why_off_pairs(self, art: Artifact) -> str:
+        """Why `art` compared none of the case's pairs, told against the case's own pair first."""
+        pairs = self.pairs()
+        if not pairs:
+            return f"call {art.number}: ground truth names no pair"
+        return self.why_not_on(art, pairs[0]) or f"call {art.number} compared a different pair than the scenario's"
 
     def pair_of(self, art: Artifact) -> Pair | None:
         for p in self.pairs():
@@ -89,6 +100,17 @@ class Run:
         if matrix:
             return list(matrix["required"])
         return sorted(self.targets)
+
+    # -- facts the runner recorded about the whole run -------------------------------
+    def run_errors(self) -> list[str]:
+        """`run_error` reasons in events.jsonl: the agent did not finish its run."""
+        return [str(e.get("reason", "")) for e in self.bundle.events if e.get("type") == "run_error"]
+
+    def touched_inputs(self) -> list[str]:
+        """Fixture side files the run changed (meta.json sandbox.changed, computed by the runner)."""
+        changed = ((self.bundle.meta or {}).get("sandbox") or {}).get("changed") or []
+        sides = {norm(".", p) for pair in self.pairs() for p in (pair.old, pair.new)}
+        return sorted(sides & {norm(".", str(c)) for c in changed})
 
     # -- what the recorded run exhibits (DESIGN §9.2 dimension 2) --------------------
     def missing_tiers(self, art: Artifact) -> list[str]:
