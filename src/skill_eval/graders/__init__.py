@@ -197,8 +197,10 @@ def grade_bundle(path: Path, catalog: Catalog) -> Grade:
         # A run cut off by a budget or an error is explicit incomplete evidence, never a pass.
         why = b.meta.get("status_reason") or "no reason recorded"
         checks["bundle"].reasons.append(f"meta.json status is {b.meta.get('status')!r} ({why}): the run did not complete")
-    elif run.run_errors():
-        # The runner marks any run_error as status "error": a "complete" bundle holding one is inconsistent.
+    elif kind == "behavioral" and run.run_errors():
+        # The runner marks any run_error in a behavioural run as status "error": a "complete" bundle holding
+        # one is inconsistent. (A trigger run the runner itself stopped on activation ends in an
+        # incomplete_stream run_error by design; it is graded on the activation observed before the stop.)
         checks["bundle"].reasons.append(f"events.jsonl holds run_error ({'; '.join(run.run_errors()[:3])}) "
                                         f"but meta.json status is 'complete'")
     _attach_problems(b, ctx, checks)
