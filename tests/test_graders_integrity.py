@@ -269,3 +269,11 @@ def test_golden_scenarios_use_the_shared_builder_checks(tmp_path):
         data["scenarios"].append(golden_rec("golden-a"))
         scen.write_text(yaml.safe_dump(data))
         Catalog(cfg)
+
+
+def test_input_outside_the_sandbox_voids_the_call(cfg, tmp_path):
+    inputs = pair_inputs() + [{"arg": 5, "path": "<outside-sandbox>", "kind": "file", "sha256": None, "stable": False}]
+    call = compare("BREAKING", extra=("--suppress", "/etc/supp.yaml"), inputs=inputs)
+    f, g = fails(cfg, tmp_path, "breaking", [call], claim("BREAKING"))
+    assert f == [1, 3, 6]
+    assert "outside the sandbox" in reasons(g, "6")

@@ -15,7 +15,8 @@ a test can disable one and prove the golden corpus notices):
 * `call_inputs_recorded`: `inputs` is not null — a v1 record (upgraded on read with
   `inputs: null`) was written inside the sandbox, where the agent could forge it;
 * `call_inputs_stable`: every input has `stable: true` — a file that changed while the
-  subject read it was not the file whose digest was recorded.
+  subject read it was not the file whose digest was recorded, and a file outside the
+  sandbox (recorded unstable, undigested) is one the runner cannot vouch for.
 Over a pair (`pair_mismatch`), the sides must be the fixture's bytes twice over: the
 report's side digests (when it states them) equal the fixture's, and the runner's input
 digests show the subject read exactly those bytes; a report without sides (not comparable)
@@ -128,6 +129,7 @@ class Artifact:
         return self.verdict is not None
 
 
+OUTSIDE_SANDBOX = "<outside-sandbox>"  # an input path the recorder could not place (and so not digest)
 CALL_RULES = ("call_finished", "call_not_signalled", "call_inputs_recorded", "call_inputs_stable")
 
 
@@ -153,10 +155,17 @@ def call_inputs_recorded(call: Call) -> list[str]:
 
 
 def call_inputs_stable(call: Call) -> list[str]:
-    moved = sorted({i.path for i in call.inputs or () if not i.stable})
-    if not moved:
-        return []
-    return [f"call {call.call}: input(s) {moved} changed while the subject ran (stable: false): it carries no evidence"]
+    unstable = [i for i in call.inputs or () if not i.stable]
+    outside = sorted({i.arg for i in unstable if i.path == OUTSIDE_SANDBOX})
+    moved = sorted({i.path for i in unstable if i.path != OUTSIDE_SANDBOX})
+    reasons = []
+    if moved:
+        reasons.append(f"call {call.call}: input(s) {moved} changed while the subject ran (stable: false): "
+                       f"it carries no evidence")
+    if outside:
+        reasons.append(f"call {call.call}: argument(s) {outside} name files outside the sandbox, which the runner "
+                       f"cannot vouch for: it carries no evidence")
+    return reasons
 
 
 def call_problems(call: Call) -> list[str]:
