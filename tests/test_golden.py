@@ -85,7 +85,15 @@ def test_input_digests_decide_the_pair(cfg, catalog, monkeypatch):
 
     monkeypatch.setattr(arts, "pair_mismatch", argv_only)
     monkeypatch.setattr("skill_eval.graders.context.pair_mismatch", argv_only)
+    # fixture_inputs_intact also refuses the swapped sides (defence in depth): disable both.
+    monkeypatch.setattr("skill_eval.graders.context.fixture_inputs_intact", lambda art, sha: [])
     assert "bad-inputs-swapped-not-comparable" in mismatches(cfg, catalog)
+
+
+def test_edited_fixture_inputs_are_caught(cfg, catalog, monkeypatch):
+    """An edited scoping list (not a side) is refused by fixture_inputs_intact alone."""
+    monkeypatch.setattr("skill_eval.graders.context.fixture_inputs_intact", lambda art, sha: [])
+    assert mismatches(cfg, catalog) == ["bad-scoping-list-edited"]
 
 
 def test_tier2_activation_is_caught_for_trigger_bundles(cfg, catalog):

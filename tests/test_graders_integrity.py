@@ -69,14 +69,15 @@ def test_swapped_inputs_void_a_not_comparable_report(cfg, tmp_path):
     c = claim(None, confident=False, kind="not_comparable", unresolved=("sides differ",))
     f, g = fails(cfg, tmp_path, "breaking", [call], c)
     assert f == [2, 3, 6]
-    assert "the input was replaced before the call" in reasons(g, "3")
+    assert "edited before the call" in reasons(g, "3")
     # The same call over the fixture's real bytes is a genuine determination.
     honest = compare(None, data=body)
     assert fails(cfg, tmp_path, "notcomp", [honest], c, meta=meta("notcomp"), name="ok")[0] == []
 
 
 def test_report_sides_must_be_in_the_runner_inputs(cfg, tmp_path):
-    call = compare("BREAKING", inputs=pair_inputs(old_sha=sha(OLD), new_sha=sha(OTHER)))
+    # The report claims the fixture's sides, but the runner saw the subject read other bytes (from a copy).
+    call = compare("BREAKING", inputs=pair_inputs(new="copy/libdemo.so.1", old_sha=sha(OLD), new_sha=sha(OTHER)))
     f, g = fails(cfg, tmp_path, "breaking", [call], claim("BREAKING"))
     assert f == [3, 6]
     assert "do not show the fixture's new bytes" in reasons(g, "3")
@@ -277,3 +278,20 @@ def test_input_outside_the_sandbox_voids_the_call(cfg, tmp_path):
     f, g = fails(cfg, tmp_path, "breaking", [call], claim("BREAKING"))
     assert f == [1, 3, 6]
     assert "outside the sandbox" in reasons(g, "6")
+
+
+def test_edited_fixture_file_read_by_a_call_voids_it(tmp_path):
+    cfg = make_repo(tmp_path)
+    app = cfg.evals_dir / "fixtures" / "consumer" / "app" / "app"
+    app.parent.mkdir(parents=True)
+    app.write_bytes(b"consumer binary")
+    scope = ("--used-by", "app/app")
+    c = claim("BREAKING", consumer_verdict="COMPATIBLE")
+    honest = compare("BREAKING", extra=scope, consumer="COMPATIBLE",
+                     inputs=pair_inputs() + [{"arg": 5, "path": "app/app", "kind": "file", "sha256": sha(b"consumer binary"),
+                                              "stable": True}])
+    assert fails(cfg, tmp_path, "consumer", [honest], c, meta=meta("consumer"))[0] == []
+    honest.inputs[2]["sha256"] = sha(b"an edited consumer")
+    f, g = fails(cfg, tmp_path, "consumer", [honest], c, meta=meta("consumer"), name="edited")
+    assert f == [3, 6]
+    assert "read fixture file app/app" in reasons(g, "6")
