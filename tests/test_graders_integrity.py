@@ -31,9 +31,11 @@ from test_graders_helpers import (
     sha,
 )
 
+from skill_eval import bundle as bundle_mod
 from skill_eval import config, content
 from skill_eval.errors import SkillEvalError
-from skill_eval.graders import Catalog
+from skill_eval.graders import Catalog, uncertainty
+from skill_eval.graders.context import build_run
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -295,3 +297,14 @@ def test_edited_fixture_file_read_by_a_call_voids_it(tmp_path):
     f, g = fails(cfg, tmp_path, "consumer", [honest], c, meta=meta("consumer"), name="edited")
     assert f == [3, 6]
     assert "read fixture file app/app" in reasons(g, "6")
+
+
+@pytest.mark.parametrize("outcome", ["agent_error", "infra_error", "budget_stop"])
+def test_meta_v2_outcome_other_than_completed_fails_2_and_6(cfg, tmp_path, outcome):
+    path = bundle(cfg, tmp_path, "breaking", [compare("BREAKING")], claim("BREAKING"))
+    b = bundle_mod.load(path)
+    b.meta = {**b.meta, "outcome": outcome}  # meta v2 (the v2 schema lands with the runner's recorder)
+    run = build_run(b, Catalog(cfg).context_for(b.meta, path))
+    assert uncertainty.agent_unfinished(run) and outcome in uncertainty.agent_unfinished(run)[0]
+    b.meta["outcome"] = "completed"
+    assert uncertainty.agent_unfinished(build_run(b, Catalog(cfg).context_for(b.meta, path))) == []

@@ -35,10 +35,14 @@ UNRUN_STATES = ("not_run", "failed", "skipped")
 
 def agent_unfinished(run: Run) -> list[str]:
     """Why the final answer is not the agent's finished answer (shared by dimensions 2 and 6)."""
+    reasons = []
     errors = run.run_errors()
-    if not errors:
-        return []
-    return [f"the agent did not finish (run_error: {'; '.join(errors[:3])}): its final answer is not a claim"]
+    if errors:
+        reasons.append(f"the agent did not finish (run_error: {'; '.join(errors[:3])}): its final answer is not a claim")
+    outcome = (run.bundle.meta or {}).get("outcome")  # meta v2: the runner's own account of how the run ended
+    if outcome not in (None, "completed"):
+        reasons.append(f"meta.json outcome is {outcome!r}: the agent did not finish, so its final answer is not a claim")
+    return reasons
 
 
 def d2_agent_finished(run: Run) -> list[str]:
