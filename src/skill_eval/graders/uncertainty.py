@@ -9,9 +9,9 @@ reason the run does not exhibit fails — caution is not a free pass.
 Two rules hold for every kind: an unconfident claim must name what is unresolved (at least
 one non-blank `unresolved` entry — `[]` and `["  "]` name nothing: every kind has a concrete
 gap to name, the unrun target, the missing coverage, the missing evidence tier, why the
-pair is not comparable); and a run whose events hold a `run_error` (the agent did not
-finish) has no final answer to grade, so dimensions 2 and 6 fail however the text reads
-(dimensions 1 and 3 rest on runner-recorded calls and stand on their own).
+pair is not comparable); and a run whose events hold a `run_error`, or whose meta v2
+`outcome` is not "completed", did not finish and has no final answer to grade, so dimensions
+2 and 6 fail however the text reads (1 and 3 rest on runner-recorded calls and stand alone).
 """
 
 from __future__ import annotations
