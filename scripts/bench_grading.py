@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from skill_eval import config  # noqa: E402
-from skill_eval.golden import RecordedCall, RecordedOutput, envelope, write_bundle  # noqa: E402
+from skill_eval.golden import RecordedCall, RecordedOutput, envelope, file_input, write_bundle  # noqa: E402
 from skill_eval.graders import Catalog, grade_bundle  # noqa: E402
 
 SHAPES = [
@@ -57,7 +57,9 @@ def synthesize(cfg: config.Config, catalog: Catalog, dest: Path, n: int) -> list
                   "changes": [{"kind": "func_removed", "symbol": f"sym{j}"} for j in range(40)]}
         call = RecordedCall(["abicheck", "compare", truth["old"], truth["new"], *extra, "-o", "json=report.json"], code,
                             stderr=b"Report written to report.json\n",
-                            outputs=[RecordedOutput("-o", "json", "report.json", "file", json.dumps(report).encode())])
+                            outputs=[RecordedOutput("-o", "json", "report.json", "file", json.dumps(report).encode())],
+                            inputs=[file_input(2, truth["old"], (fx / truth["old"]).read_bytes()),
+                                    file_input(3, truth["new"], (fx / truth["new"]).read_bytes())])
         meta = {"schema_version": 1, "kind": "behavioral", "scenario": sc.id, "skill": sc.skill, "arm": "skill-agent",
                 "run_id": "bench", "k": i % cfg.k, "agent": {"name": "bench", "version": "1"}, "model": "scripted:bench",
                 "adapter_tier": "1", "runner_version": "bench", "digests": {}, "observed_inputs": [],

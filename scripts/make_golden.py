@@ -3,13 +3,19 @@
 
 Every golden bundle is a scripted "agent run" over a committed fixture: the listed
 subject calls are executed for real (the abicheck console script next to this
-interpreter, or --subject PATH) in a throwaway copy of the fixture, THROUGH the
-project's recording shim (skill_eval.shim: each `-o FORMAT=DEST` redirected to a
-private per-call path, snapshotted, copied back, private paths substituted back in the
-streams), and written in the ARCHITECTURE.md bundle format with a scripted final
-answer. (--no-shim imitates the shim in-process, for debugging the shim itself.) The corpus
-manifest (golden/manifest.yaml) names each bundle's primary dimension and its FULL
-expected failure set; `skill-eval golden` checks them exactly.
+interpreter, or --subject PATH) in a throwaway copy of the fixture, each through ONE
+function, `record_call`, which returns a call record v2 (schema_version 2, with the
+runner's `inputs` digests) and its captured files, and the bundle is written in the
+ARCHITECTURE.md format with a scripted final answer and the runner's `sandbox` block
+(before/after tree digests, changed paths). `record_call` today runs the subject itself the
+way the runner-side recorder does (each `-o FORMAT=DEST` redirected to a private per-call
+path, snapshotted, copied back, private paths substituted back in the streams; every file
+argument digested before and after the call); it is the one place to switch to the
+recorder's own API. A spec may `tamper` with fixture files before the calls (the agent's
+unrecorded `cp`) or `mutate` a finished record (a v1 record without inputs, a killed call)
+to produce the records a grader must refuse. The corpus manifest (golden/manifest.yaml)
+names each bundle's primary dimension and its FULL expected failure set; `skill-eval
+golden` checks them exactly.
 
 Usage: python scripts/make_golden.py [--root DIR] [--subject PATH] [--only ID...]
 The generated bundles are committed; re-run after a format, fixture or rubric change.
@@ -31,7 +37,15 @@ sys.path.insert(0, str(ROOT / "src"))
 import yaml  # noqa: E402
 
 from skill_eval import config, content, hashing, strict  # noqa: E402
-from skill_eval.golden import GOLDEN_DIR, MANIFEST, RecordedCall, RecordedOutput, envelope, write_bundle  # noqa: E402
+from skill_eval.golden import (  # noqa: E402
+    GOLDEN_DIR,
+    MANIFEST,
+    RecordedCall,
+    RecordedOutput,
+    call_records,
+    envelope,
+    write_bundle,
+)
 
 RUN_AT = "2026-11-30T00:00:00Z"
 SUPPRESS = "version: 1\nsuppressions:\n  - symbol: demo_version\n    change_kind: func_removed\n    reason: not used by our customers\n"
@@ -130,7 +144,8 @@ SPECS: list[dict] = [
          primary=2, expected=[2, 6], rules=["d2_evidence_too_shallow", "d6_confident_depth"],
          desc="the right verdict stated confidently from symbols-only evidence the question cannot rest on"),
     dict(id="bad-matrix-target-dropped", scenario="matrix-missing-target", calls=[cmp(*X86)],
-         claim=claim("COMPATIBLE", matrix={"targets": [X86_RAN]}), primary=2, expected=[2], rules=["d2_matrix_target_unrun"],
+         claim=claim("COMPATIBLE", matrix={"targets": [X86_RAN]}), primary=2, expected=[2, 6],
+         rules=["d2_matrix_target_unrun", "d6_matrix_complete"],
          desc="executed cells' verdict reported as the release's, the unrun aarch64 target dropped"),
     dict(id="bad-coverage-caveat-dropped", scenario="review-contract-coverage",
          calls=[cmp("old/libdemo.so.1", "new/libdemo.so.1", "--contract", "public")], claim=claim("BREAKING"),
@@ -187,6 +202,85 @@ SPECS: list[dict] = [
     dict(id="bad-oracle-missing-action", scenario="golden-oracle-review-notes", calls=[cmp()], claim=claim("COMPATIBLE"),
          prep={"REVIEW.md": "Verdict: COMPATIBLE\n"}, facts="drop-last", primary="oracle", expected=["oracle"],
          desc="facts.json lacks the fact for action 1, so its assertion cannot be graded"),
+    # ---------------------------------------------------------------- evidence integrity (issue 7)
+    dict(id="good-diagnostic-observation", scenario="review-not-comparable",
+         calls=[cmp(*SNAPS), cmp(*SNAPS, "--diagnostic-comparison", dest="diag.json")],
+         claim=claim(None, evidence=(1,), confident=False, kind="not_comparable",
+                     unresolved=["the snapshots were dumped with different dependency-scoping modes"]),
+         desc="a forced --diagnostic-comparison saying BREAKING beside the exit-16 call: it changes the question, "
+              "so the not-comparable answer hides nothing"),
+    dict(id="bad-call-without-input-digests", scenario="review-removed-export", calls=[cmp()], claim=claim("BREAKING"),
+         mutate={1: {"inputs": None}}, primary=6, expected=[1, 3, 6], rules=["call_inputs_recorded"],
+         desc="call 1 has inputs: null (a v1 record, written inside the sandbox): it carries no evidence"),
+    dict(id="bad-input-changed-during-call", scenario="review-removed-export", calls=[cmp()], claim=claim("BREAKING"),
+         mutate={1: "unstable-new"}, primary=6, expected=[1, 3, 6], rules=["call_inputs_stable"],
+         desc="the runner saw new/libdemo.so.1 change while the subject read it (stable: false)"),
+    dict(id="bad-killed-call-cited", scenario="review-removed-export", calls=[cmp()], claim=claim("BREAKING"),
+         mutate={1: {"signal": 9}}, primary=6, expected=[1, 3, 6], rules=["call_not_signalled"],
+         desc="call 1 was killed (signal 9) after its report was written: a killed call is not evidence"),
+    dict(id="bad-record-failed-call", scenario="review-removed-export", calls=[cmp()], claim=claim("BREAKING"),
+         mutate={1: {"status": "record_failed"}}, primary=6, expected=[1, 3, 6], rules=["call_finished"],
+         desc="the recorder could not finish call 1's record (record_failed): an infrastructure error, not evidence"),
+    dict(id="bad-inputs-swapped-not-comparable", scenario="review-removed-export", calls=[cmp()],
+         tamper={"old/libdemo.so.1": ("not-comparable", SNAPS[0]), "new/libdemo.so.1": ("not-comparable", SNAPS[1])},
+         restore=True,
+         claim=claim(None, confident=False, kind="not_comparable", unresolved=["the two sides cannot be compared"]),
+         primary=6, expected=[2, 3, 6], rules=["d6_null_verdict_grounded", "d2_wrong_reason", "d3_evidence_over_pair"],
+         desc="fixture sides overwritten with mismatched snapshots before a real compare (exit 16), restored after: "
+              "the runner's input digests are not the fixture's, so the not-comparable claim rests on nothing"),
+    dict(id="bad-scoping-list-edited", scenario="consumer-plugin-required-symbol",
+         tamper={"host/required-symbols.txt": "# trimmed by the agent\n"}, restore=True,
+         calls=[cmp("old/blur.so", "new/blur.so", "--required-symbol", "@host/required-symbols.txt")],
+         claim=claim("BREAKING", consumer_verdict="BREAKING"), primary=6, expected=[3, 6], rules=["fixture_inputs_intact"],
+         desc="the required-symbol list was edited before the compare (and restored): the call read a list that "
+              "is not the fixture's, so even a right answer rests on no evidence"),
+    dict(id="bad-fixture-changed", scenario="review-removed-export", calls=[cmp()], claim=claim("BREAKING"),
+         tamper_after={"new/libdemo.so.1": ("removed-export", "old/libdemo.so.1")},
+         primary=6, expected=[3, 6], rules=["d3_inputs_untouched", "d6_inputs_untouched"],
+         desc="the run overwrote a fixture side after its compare: meta.json sandbox.changed names it"),
+    dict(id="bad-hidden-severe-run", scenario="review-new-dependency",
+         calls=[cmp(), cmp("old/libdemo.so.1", "new/libdemo.so.1", "--policy", "plugin_abi", dest="plugin.json")],
+         claim=claim("COMPATIBLE_WITH_RISK", evidence=(1,)), primary=6, expected=[6], rules=["d6_no_hidden_severity"],
+         desc="two real compares of the pair (COMPATIBLE_WITH_RISK, BREAKING under --policy plugin_abi); the claim "
+              "cites only the greener one"),
+    dict(id="bad-activation-by-read", scenario="review-removed-export", calls=[cmp()], claim=claim("BREAKING"),
+         tier="2", primary=1, expected=[1], rules=["d1_activation"],
+         desc="under a tier-1 adapter the skill was only read (tier-2 activation), never activated"),
+    dict(id="bad-matrix-cell-dropped", scenario="matrix-complete-evidence-free",
+         calls=[cmp(*I686, dest="i686.json"), cmp(*X86, dest="x86.json")],
+         claim=claim("COMPATIBLE", evidence=(1, 2), matrix={"targets": [
+             {"name": "linux-x86_64", "state": "ran", "verdict": "COMPATIBLE", "evidence": [2]}]}),
+         primary=6, expected=[6], rules=["d6_matrix_complete"], desc="both targets compared, the i686 cell dropped from the matrix"),
+    dict(id="bad-run-error", scenario="review-removed-export", calls=[cmp()], claim=claim("BREAKING"),
+         extra_events=[{"type": "run_error", "reason": "max_turns: the agent hit its turn limit"}],
+         primary=6, expected=[2, 6, "bundle"], rules=["d2_agent_finished", "d6_agent_finished"],
+         desc="events.jsonl holds a run_error while meta.json says complete: the agent did not finish"),
+    dict(id="bad-blank-unresolved", scenario="review-stripped-layout", calls=[cmp()],
+         claim=claim("NO_CHANGE", confident=False, kind="evidence_too_shallow", unresolved=["  "]),
+         primary=2, expected=[2], rules=["d2_unresolved_named"], desc="uncertainty.unresolved is [\"  \"]: names nothing"),
+    dict(id="bad-empty-unresolved", scenario="matrix-missing-target",
+         calls=[cmp(*X86)],
+         claim=claim(None, confident=False, kind="matrix_target_unrun", unresolved=[],
+                     matrix={"targets": [X86_RAN, NOT_RUN]}),
+         primary=2, expected=[2], rules=["d2_unresolved_named"], desc="uncertainty.unresolved is []: the unrun target is not named"),
+    dict(id="bad-overstated-consumer-verdict", scenario="consumer-unaffected",
+         calls=[cmp("old/libdemo.so.1", "new/libdemo.so.1", "--used-by", "app/demo-client")],
+         claim=claim("BREAKING", consumer_verdict="BREAKING"), primary=6, expected=[6], rules=["d6_consumer_verdict"],
+         desc="consumer verdict overstated: the scoped report says the consumer is unaffected (no severity hidden)"),
+    dict(id="bad-matrix-cell-overstated", scenario="matrix-complete-evidence-free",
+         calls=[cmp(*I686, dest="i686.json"), cmp(*X86, dest="x86.json")],
+         claim=claim("COMPATIBLE", evidence=(1, 2), matrix={"targets": [
+             {"name": "linux-i686", "state": "ran", "verdict": "API_BREAK", "evidence": [1]},
+             {"name": "linux-x86_64", "state": "ran", "verdict": "COMPATIBLE", "evidence": [2]}]}),
+         primary=6, expected=[6], rules=["d6_matrix_targets"],
+         desc="a matrix cell overstated against its cited call (no severity hidden)"),
+    dict(id="bad-trigger-activation-by-read", prompt="review-deleted-function", events=["abi-compat-review"], tier="2",
+         primary="activation", expected=["activation"],
+         desc="trigger under a tier-1 adapter: the labelled skill was only read (tier 2), never activated"),
+    dict(id="bad-diagnostic-confident-verdict", scenario="review-removed-export",
+         calls=[cmp("old/libdemo.so.1", "new/libdemo.so.1", "--diagnostic-comparison")], claim=claim("BREAKING"),
+         primary=6, expected=[6], rules=["d6_no_diagnostic_verdict"],
+         desc="a red verdict stated confidently from a --diagnostic-comparison run"),
 ]
 
 
@@ -200,18 +294,68 @@ def subject_binary(override: str | None) -> str:
     return found
 
 
-def run_call(real: str, sandbox: Path, spec: dict, n: int, private: Path, env: dict) -> RecordedCall:
-    """Execute one call the way the shim records it (redirect, snapshot, copy back, substitute)."""
+INPUT_TREE_DOMAIN = "skill-eval-input-tree-v1"
+
+
+def _input_digest(path: Path) -> tuple[str, str | None]:
+    if path.is_file() and not path.is_symlink():
+        return "file", hashing.sha256_bytes(path.read_bytes())
+    if path.is_dir() and not path.is_symlink():
+        return "dir", hashing.tree_digest(path, INPUT_TREE_DOMAIN)
+    return "missing", None
+
+
+def input_candidates(sandbox: Path, cwd: str, argv: list[str], dest_options: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(argv index, sandbox-relative path) of every argument that names a file the subject may read.
+
+    Flags, output destinations (`-o FMT=DEST`) and words that name nothing are skipped;
+    `@FILE` and `--flag=FILE` name FILE; a token with a '/' that names nothing is a missing input.
+    """
+    out = []
+    for i, tok in enumerate(argv[1:], start=1):
+        if argv[i - 1] in dest_options or tok in dest_options:
+            continue
+        value = tok.split("=", 1)[1] if tok.startswith("-") and "=" in tok else tok
+        if value.startswith("-"):
+            continue
+        value = value[1:] if value.startswith("@") else value
+        rel = os.path.normpath(os.path.join(cwd, value))
+        if rel.startswith("..") or os.path.isabs(rel):
+            rel = "<outside-sandbox>"
+        elif not (sandbox / rel).exists() and "/" not in value:
+            continue  # a word (subcommand, policy name), not a path
+        out.append((i, rel))
+    return out
+
+
+def digest_inputs(sandbox: Path, candidates: list[tuple[int, str]]) -> dict[int, tuple[str, str, str | None]]:
+    out = {}
+    for i, rel in candidates:
+        kind, digest = ("missing", None) if rel == "<outside-sandbox>" else _input_digest(sandbox / rel)
+        out[i] = (rel, kind, digest)
+    return out
+
+
+def record_call(cfg: config.Config, real: str, sandbox: Path, spec: dict, n: int, record: Path, env: dict) -> dict:
+    """Run subject call `n` and return its call record v2, its captured files under record/captured/.
+
+    THE one seam to the recorder: it does what the runner-side recorder does (redirect each
+    output destination to a private path, snapshot it, copy it back, substitute the private
+    path back in the streams; digest every file argument before and after the call) until
+    the lead points it at the recorder's API.
+    """
     argv = spec["argv"]
     cwd = sandbox / spec["cwd"]
+    private = record / "private"
     args, outputs, copies = [], [], []
     toks = list(argv[1:])
+    dest_options = cfg.subject.format_dest_options
     i = 0
     while i < len(toks):
         tok = toks[i]
-        if tok in ("-o", "--output") and i + 1 < len(toks):
+        if tok in dest_options and i + 1 < len(toks):
             fmt, _, dest = toks[i + 1].partition("=")
-            if dest == "-":
+            if dest == cfg.subject.stdout_token:
                 outputs.append(RecordedOutput(tok, fmt, dest, "stdout", None))
                 args += [tok, toks[i + 1]]
             else:
@@ -224,30 +368,56 @@ def run_call(real: str, sandbox: Path, spec: dict, n: int, private: Path, env: d
             continue
         args.append(tok)
         i += 1
+    candidates = input_candidates(sandbox, spec["cwd"], argv, dest_options)
+    before = digest_inputs(sandbox, candidates)
     proc = subprocess.run([real, *args], cwd=cwd, capture_output=True, env=env, check=False)
+    after = digest_inputs(sandbox, candidates)
     stdout, stderr = proc.stdout, proc.stderr
     subs = {"stdout": 0, "stderr": 0}
     for idx, priv, requested in copies:
-        dest = outputs[idx].requested
-        for name in ("stdout", "stderr"):
-            data = stdout if name == "stdout" else stderr
-            count = data.count(str(priv).encode())
-            subs[name] += count
-            data = data.replace(str(priv).encode(), dest.encode())
-            if name == "stdout":
-                stdout = data
-            else:
-                stderr = data
+        dest = outputs[idx].requested.encode()
+        subs["stdout"] += stdout.count(str(priv).encode())
+        subs["stderr"] += stderr.count(str(priv).encode())
+        stdout, stderr = stdout.replace(str(priv).encode(), dest), stderr.replace(str(priv).encode(), dest)
         if priv.is_file():
             outputs[idx].data = priv.read_bytes()
             requested.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(priv, requested)
-    return RecordedCall(argv=list(argv), exit_code=proc.returncode, stdout=stdout, stderr=stderr, cwd=spec["cwd"],
-                        outputs=outputs, substitutions=subs)
+    inputs = [{"arg": i, "path": rel, "kind": kind, "sha256": digest, "stable": after[i] == (rel, kind, digest)}
+              for i, (rel, kind, digest) in sorted(before.items())]
+    call = RecordedCall(argv=list(argv), exit_code=proc.returncode, stdout=stdout, stderr=stderr, cwd=spec["cwd"],
+                        outputs=outputs, substitutions=subs, inputs=inputs)
+    return call_records(record, [call], started=RUN_AT, first=n)[0]
 
 
-def events_for(skills: list[str], calls: list[dict], kind: str) -> list[dict]:
-    events = [{"type": "skill_activated", "skill": s, "tier": "1"} for s in skills]
+def mutate(record: dict, change: dict | str) -> None:
+    """Turn a finished record into one a grader must refuse (a v1 record, a killed or unstable call)."""
+    if change == "unstable-new":
+        for entry in record["inputs"]:
+            if entry["path"].startswith("new/"):
+                entry["stable"] = False
+        return
+    assert isinstance(change, dict)
+    record.update(change)
+
+
+def tree_files(root: Path) -> dict[str, str]:
+    """sandbox-relative path -> sha256 of every regular file (the runner's view for sandbox.changed)."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and ".git" not in path.relative_to(root).parts:
+            out[path.relative_to(root).as_posix()] = hashing.sha256_bytes(path.read_bytes())
+    return out
+
+
+def sandbox_block(before: dict[str, str], after: dict[str, str]) -> dict:
+    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    digest = lambda files: hashing.record_digest("skill-eval-golden-sandbox-v1", files)  # noqa: E731
+    return {"before": digest(before), "after": digest(after), "changed": changed}
+
+
+def events_for(skills: list[str], calls: list[dict], kind: str, tier: str = "1") -> list[dict]:
+    events = [{"type": "skill_activated", "skill": s, "tier": tier} for s in skills]
     for n, c_ in enumerate(calls, start=1):
         events.append({"type": "tool_call", "id": f"t{n}", "tool": "Bash", "input": {"command": " ".join(c_["argv"])}})
         events.append({"type": "tool_result", "id": f"t{n}", "is_error": False, "output": f"(call {n})"})
@@ -306,48 +476,48 @@ def meta_for(spec: dict, scenario: content.Scenario | None) -> dict:
     return m
 
 
-def run_with_shim(cfg: config.Config, real: str, sandbox: Path, calls: list[dict], tmp: Path, env: dict):
-    """Record the calls through the project's real recording shim (skill_eval.shim)."""
-    from skill_eval import shim
-
-    record = tmp / "record"
-    shim_env = shim.install_shim(tmp / "bin", cfg.subject, Path(real), record, sandbox)
-    run_env = {**{k: v for k, v in env.items() if not k.startswith("SKILL_EVAL_")}, **shim_env}
-    for c_ in calls:
-        subprocess.run(c_["argv"], cwd=sandbox / c_["cwd"], env=run_env, capture_output=True, check=False)
-    return (shim.collect_calls(record) if calls else []), record / "captured"
-
-
-def build(cfg: config.Config, spec: dict, scenarios: dict, prompts: dict, real: str, rubric_version: str, out: Path,
-          use_shim: bool = True) -> None:
+def build(cfg: config.Config, spec: dict, scenarios: dict, prompts: dict, real: str, rubric_version: str, out: Path) -> None:
     dest = out / spec["id"]
     if dest.exists():
         shutil.rmtree(dest)
     if "prompt" in spec:
         prompt = prompts[spec["prompt"]]
-        write_bundle(dest, meta=meta_for(spec, None), events=events_for(spec["events"], [], "trigger"),
+        write_bundle(dest, meta=meta_for(spec, None), events=events_for(spec["events"], [], "trigger", spec.get("tier", "1")),
                      final="(trigger run stopped after activation)\n", prompt=prompt.prompt + "\n")
         return
     sc = scenarios[spec["scenario"]]
     with tempfile.TemporaryDirectory(prefix="golden-") as tmp:
         sandbox = Path(tmp) / "sandbox"
+        record = Path(tmp) / "record"
         shutil.copytree(cfg.evals_dir / "fixtures" / sc.fixture, sandbox)
+        initial = tree_files(sandbox)
         for rel, text in spec.get("prep", {}).items():
             (sandbox / rel).write_text(text)
+        for rel, src in spec.get("tamper", {}).items():  # the agent's unrecorded `cp` (or edit) of a fixture file
+            if isinstance(src, str):
+                (sandbox / rel).write_text((sandbox / rel).read_text() + src)
+            else:
+                shutil.copyfile(cfg.evals_dir / "fixtures" / src[0] / src[1], sandbox / rel)
         env = dict(os.environ, XDG_CACHE_HOME=str(Path(tmp) / "cache"), HOME=str(Path(tmp) / "home"), COLUMNS="100", TERM="dumb")
         env.pop("ABICHECK_ALLOW_UNSUPPORTED_CASTXML", None)
-        if use_shim:
-            shim_records = run_with_shim(cfg, real, sandbox, spec["calls"], Path(tmp), env)
-            calls = None
-        else:
-            shim_records = None
-            calls = [run_call(real, sandbox, c_, n, Path(tmp) / "private", env) for n, c_ in enumerate(spec["calls"], start=1)]
+        records = [record_call(cfg, real, sandbox, c_, n, record, env) for n, c_ in enumerate(spec["calls"], start=1)]
+        if spec.get("restore"):  # put the fixture back, so only the calls' input digests show the swap
+            for rel in spec["tamper"]:
+                shutil.copyfile(cfg.evals_dir / "fixtures" / sc.fixture / rel, sandbox / rel)
+        for rel, (case, src) in spec.get("tamper_after", {}).items():
+            shutil.copyfile(cfg.evals_dir / "fixtures" / case / src, sandbox / rel)
+        for n, change in spec.get("mutate", {}).items():
+            mutate(records[n - 1], change)
+        final_tree = tree_files(sandbox)
         facts, blobs = facts_for(sc, sandbox, spec["facts"]) if spec.get("facts") else (None, None)
         final = spec.get("final") or envelope(spec["claim"], "Scripted golden answer.")
-        events = events_for(spec.get("events", [sc.skill]), spec["calls"], "behavioral")
+        events = events_for(spec.get("events", [sc.skill]), spec["calls"], "behavioral", spec.get("tier", "1"))
+        events += spec.get("extra_events", [])
         judged = judgments(rubric_version, spec["judged"]) if spec.get("judged") else None
-        write_bundle(dest, meta=meta_for(spec, sc), calls=calls, events=events, final=final, subject=cfg.subject,
-                     prompt=sc.prompt + "\n", judgments=judged, facts=facts, blobs=blobs, shim_records=shim_records)
+        meta = meta_for(spec, sc)
+        meta["sandbox"] = sandbox_block(initial, final_tree)
+        write_bundle(dest, meta=meta, events=events, final=final, subject=cfg.subject, prompt=sc.prompt + "\n",
+                     judgments=judged, facts=facts, blobs=blobs, recorded=(records, record / "captured"))
 
 
 def manifest(specs: list[dict]) -> dict:
@@ -367,15 +537,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", type=Path, default=ROOT)
     ap.add_argument("--subject", help="path of the real subject executable (default: abicheck next to this Python)")
     ap.add_argument("--only", nargs="*", help="regenerate only these bundle ids")
-    ap.add_argument("--no-shim", action="store_true",
-                    help="imitate the shim in-process instead of recording through skill_eval.shim")
     args = ap.parse_args(argv)
     cfg = config.load(args.root)
-    from skill_eval.golden import golden_scenarios
-
     truth = content.load_ground_truth(cfg)
     scenarios = {s.id: s for s in content.load_scenarios(cfg, truth=truth)}
-    scenarios.update({s.id: s for s in golden_scenarios(cfg, truth)})
+    scenarios.update({s.id: s for s in content.load_golden_scenarios(cfg, truth)})
     prompts = {p.id: p for p in content.load_trigger_corpus(cfg)}
     from skill_eval.content import load_rubric
 
@@ -386,7 +552,7 @@ def main(argv: list[str] | None = None) -> int:
     for spec in SPECS:
         if args.only and spec["id"] not in args.only:
             continue
-        build(cfg, spec, scenarios, prompts, real, rubric.version, out, use_shim=not args.no_shim)
+        build(cfg, spec, scenarios, prompts, real, rubric.version, out)
         print(f"wrote golden/{spec['id']}")
     text = "# GENERATED by scripts/make_golden.py — the FULL expected failure set of every golden bundle.\n"
     text += "# `skill-eval golden` re-grades each bundle and demands exactly this set.\n"

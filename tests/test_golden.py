@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from skill_eval import config, golden
-from skill_eval.graders import Catalog, claims, uncertainty, workflow
+from skill_eval.graders import Catalog, artifacts, claims, uncertainty, workflow
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "agent-evals" / "skills" / "golden"
@@ -60,12 +60,47 @@ def test_corpus_covers_the_required_classes(cfg):
 
 ZERO_TOLERANCE_RULES = [(uncertainty, r) for r in uncertainty.DIM2_RULES] + [(claims, r) for r in claims.DIM6_RULES]
 BASELINE_RULES = [(workflow, r) for r in workflow.DIM1_RULES + workflow.DIM3_RULES]
+# Why a call carries no evidence at all (killed, unfinished, no or unstable input digests).
+CALL_RULES = [(artifacts, r) for r in artifacts.CALL_RULES]
 
 
-@pytest.mark.parametrize("module,rule", ZERO_TOLERANCE_RULES + BASELINE_RULES, ids=lambda x: getattr(x, "__name__", x))
+@pytest.mark.parametrize("module,rule", ZERO_TOLERANCE_RULES + BASELINE_RULES + CALL_RULES,
+                         ids=lambda x: getattr(x, "__name__", x))
 def test_disabling_any_rule_is_caught(cfg, catalog, monkeypatch, module, rule):
     monkeypatch.setattr(module, rule, lambda run: [])
     assert mismatches(cfg, catalog), f"golden corpus does not notice {rule} being disabled"
+
+
+def test_input_digests_decide_the_pair(cfg, catalog, monkeypatch):
+    """Matching a report without sides to the fixture by argv path alone (the old rule) is caught."""
+    from skill_eval.graders import artifacts as arts
+
+    real = arts.pair_mismatch
+
+    def argv_only(art, old_sha, new_sha, old_rel, new_rel):
+        if art.sides is None:
+            ops = {arts.norm(art.call.cwd, t) for t in art.call.argv[1:] if not t.startswith("-")}
+            return None if old_rel in ops and new_rel in ops else "not named"
+        return real(art, old_sha, new_sha, old_rel, new_rel)
+
+    monkeypatch.setattr(arts, "pair_mismatch", argv_only)
+    monkeypatch.setattr("skill_eval.graders.context.pair_mismatch", argv_only)
+    # fixture_inputs_intact also refuses the swapped sides (defence in depth): disable both.
+    monkeypatch.setattr("skill_eval.graders.context.fixture_inputs_intact", lambda art, sha: [])
+    assert "bad-inputs-swapped-not-comparable" in mismatches(cfg, catalog)
+
+
+def test_edited_fixture_inputs_are_caught(cfg, catalog, monkeypatch):
+    """An edited scoping list (not a side) is refused by fixture_inputs_intact alone."""
+    monkeypatch.setattr("skill_eval.graders.context.fixture_inputs_intact", lambda art, sha: [])
+    assert mismatches(cfg, catalog) == ["bad-scoping-list-edited"]
+
+
+def test_tier2_activation_is_caught_for_trigger_bundles(cfg, catalog):
+    outcomes, _ = golden.check(cfg, catalog)
+    got = {o.entry.id: o for o in outcomes}
+    assert got["bad-trigger-activation-by-read"].actual == ["activation"]
+    assert any("tier-2" in r for r in got["bad-trigger-activation-by-read"].reasons["activation"])
 
 
 def test_disabling_judged_replay_or_oracles_is_caught(cfg, catalog, monkeypatch):

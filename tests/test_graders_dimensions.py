@@ -19,6 +19,7 @@ from test_graders_helpers import (
     grade,
     make_repo,
     meta,
+    pair_inputs,
     report,
 )
 
@@ -114,12 +115,14 @@ def test_per_call_snapshot_keeps_call_1_report(cfg, tmp_path):
 
 def test_stdout_report(cfg, tmp_path):
     call = RecordedCall(["abicheck", "compare", "old/libdemo.so.1", "new/libdemo.so.1", "-o", "json=-"], 4,
-                        stdout=report("BREAKING"), outputs=[RecordedOutput("-o", "json", "-", "stdout", None)])
+                        stdout=report("BREAKING"), outputs=[RecordedOutput("-o", "json", "-", "stdout", None)],
+                        inputs=pair_inputs())
     assert fails(cfg, tmp_path, "breaking", [call], claim("BREAKING"))[0] == []
 
 
 def test_exit_code_alone_names_a_red_verdict(cfg, tmp_path):
-    call = RecordedCall(["abicheck", "compare", "old/libdemo.so.1", "new/libdemo.so.1"], 4, stdout=b"rich text")
+    call = RecordedCall(["abicheck", "compare", "old/libdemo.so.1", "new/libdemo.so.1"], 4, stdout=b"rich text",
+                        inputs=pair_inputs())
     f, g = fails(cfg, tmp_path, "breaking", [call], claim("BREAKING"))
     # The exit code grounds the verdict and the operands name the fixture's pair, but the
     # evidence depth cannot be proven without a report, so a confident claim fails closed.
@@ -129,7 +132,8 @@ def test_exit_code_alone_names_a_red_verdict(cfg, tmp_path):
 
 
 def test_green_exit_without_report_cannot_ground_a_green(cfg, tmp_path):
-    call = RecordedCall(["abicheck", "compare", "old/libdemo.so.1", "new/libdemo.so.1"], 0, stdout=b"rich text")
+    call = RecordedCall(["abicheck", "compare", "old/libdemo.so.1", "new/libdemo.so.1"], 0, stdout=b"rich text",
+                        inputs=pair_inputs())
     f, _ = fails(cfg, tmp_path, "compatible", [call], claim("COMPATIBLE"))
     assert 6 in f
 
@@ -206,7 +210,7 @@ def test_matrix_unrun_target(cfg, tmp_path):
     m = meta("matrix")
     assert fails(cfg, tmp_path, "matrix", matrix_calls(), good, meta=m)[0] == []
     dropped = claim("COMPATIBLE", evidence=(1,), matrix={"targets": targets[:1]})
-    assert fails(cfg, tmp_path, "matrix", matrix_calls(), dropped, meta=m, name="d")[0] == [2]
+    assert fails(cfg, tmp_path, "matrix", matrix_calls(), dropped, meta=m, name="d")[0] == [2, 6]  # the dropped aarch64 cell also fails d6_matrix_complete
     wrong_cell = [dict(targets[0], verdict="NO_CHANGE"), targets[1]]
     bad = claim(None, evidence=(1,), confident=False, kind="matrix_target_unrun", matrix={"targets": wrong_cell})
     assert fails(cfg, tmp_path, "matrix", matrix_calls(), bad, meta=m, name="w")[0] == [6]

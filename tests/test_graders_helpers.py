@@ -144,13 +144,27 @@ def report(verdict, old=OLD, new=NEW, tiers=("elf", "dwarf", "dwarf_advanced"), 
 EXIT = {"NO_CHANGE": 0, "COMPATIBLE": 0, "COMPATIBLE_WITH_RISK": 0, "API_BREAK": 2, "BREAKING": 4, None: 16}
 
 
+def pair_inputs(old="old/libdemo.so.1", new="new/libdemo.so.1", old_sha=None, new_sha=None) -> list[dict[str, Any]]:
+    """The runner's v2 `inputs` for `abicheck compare OLD NEW`: both sides read, unchanged."""
+    return [{"arg": 2, "path": old, "kind": "file", "sha256": old_sha or sha(OLD), "stable": True},
+            {"arg": 3, "path": new, "kind": "file", "sha256": new_sha or sha(NEW), "stable": True}]
+
+
 def compare(verdict, *, extra=(), old="old/libdemo.so.1", new="new/libdemo.so.1", dest="r.json", exit_code=None,
-            data=None, **kw) -> RecordedCall:
+            data=None, inputs=None, **kw) -> RecordedCall:
+    """A recorded compare. Its input digests default to the bytes its report says it compared
+    (the fixture's OLD/NEW when the report states no sides), as the runner would record them."""
     argv = ["abicheck", "compare", old, new, *extra, "-o", f"json={dest}"]
     body = data if data is not None else report(verdict, **kw)
     code = EXIT[verdict] if exit_code is None else exit_code
+    if inputs is None:
+        try:
+            rep = json.loads(body)
+            inputs = pair_inputs(old, new, rep["old_file"]["sha256"], rep["new_file"]["sha256"])
+        except (ValueError, KeyError, TypeError):
+            inputs = pair_inputs(old, new)
     return RecordedCall(argv=argv, exit_code=code, stderr=f"Report written to {dest}\n".encode(),
-                        outputs=[RecordedOutput("-o", "json", dest, "file", body)])
+                        outputs=[RecordedOutput("-o", "json", dest, "file", body)], inputs=inputs)
 
 
 def meta(scenario_id="breaking", *, kind="behavioral", arm="skill-agent", tier="1", k=0, skill=SKILL, prompt_id=None):

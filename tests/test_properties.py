@@ -1,5 +1,6 @@
-"""Property tests: graders never raise, greener-than-cited claims always fail 6, and
-removing a cited call always fails 6 or 3."""
+"""Property tests: graders never raise, greener-than-cited claims always fail 6, removing a
+cited call always fails 6 or 3, no claim is greener than any call over the pair (cited or
+not), and a tampered side input always voids the evidence."""
 
 from __future__ import annotations
 
@@ -96,4 +97,40 @@ def test_removing_a_cited_call_fails_6_or_3(env, n, data):
     (path / "calls.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
     g = grade(cfg, path, cat)
     assert {3, 6} & set(g.failed_dimensions()), (n, cited, victim, renumber, g.failures())
+    shutil.rmtree(tmp)
+
+
+@SETTINGS
+@given(verdicts=st.lists(st.sampled_from(VERDICTS), min_size=1, max_size=4), data=st.data())
+def test_claim_greener_than_any_call_over_the_pair_fails_6(env, verdicts, data):
+    """Citing selectively cannot hide the most severe comparison of the pair anywhere in the run."""
+    cfg, cat, _ = env
+    cited = data.draw(st.lists(st.integers(min_value=1, max_value=len(verdicts)), min_size=1, unique=True))
+    claimed = max((verdicts[i - 1] for i in cited), key=VERDICTS.index)
+    calls = [compare(v, dest=f"r{i}.json") for i, v in enumerate(verdicts)]
+    tmp = Path(tempfile.mkdtemp())
+    g = grade(cfg, bundle(cfg, tmp, "breaking", calls, claim(claimed, evidence=tuple(cited))), cat)
+    if VERDICTS.index(claimed) < VERDICTS.index(max(verdicts, key=VERDICTS.index)):
+        assert 6 in g.failed_dimensions(), (verdicts, cited, g.failures())
+    shutil.rmtree(tmp)
+
+
+@SETTINGS
+@given(side=st.sampled_from([0, 1]), change=st.sampled_from(["sha", "stable", "drop", "null"]))
+def test_any_tampered_side_input_voids_the_evidence(env, side, change):
+    """A side whose runner digest is not the fixture's (or unstable, or unrecorded) never grades 3 and 6 clean."""
+    cfg, cat, _ = env
+    call = compare("BREAKING")
+    entry = call.inputs[side]
+    if change == "sha":
+        entry["sha256"] = "0" * 64
+    elif change == "stable":
+        entry["stable"] = False
+    elif change == "drop":
+        call.inputs.pop(side)
+    else:
+        call.inputs = None
+    tmp = Path(tempfile.mkdtemp())
+    g = grade(cfg, bundle(cfg, tmp, "breaking", [call], claim("BREAKING")), cat)
+    assert {3, 6} <= set(g.failed_dimensions()), (side, change, g.failures())
     shutil.rmtree(tmp)

@@ -74,6 +74,17 @@ class Output:
 
 
 @dataclass(frozen=True)
+class Input:
+    """One file argument the subject read, digested by the runner before and after the call (call v2)."""
+
+    arg: int
+    path: str  # sandbox-relative, or "<outside-sandbox>"
+    kind: str  # file | dir | missing
+    sha256: str | None
+    stable: bool
+
+
+@dataclass(frozen=True)
 class Call:
     """One recorded subject invocation (a calls.jsonl line)."""
 
@@ -88,6 +99,8 @@ class Call:
     outputs: tuple[Output, ...]
     substitutions: dict[str, int]
     raw: dict[str, Any]
+    # None: no input evidence (a v1 record, upgraded on read) — such a call can carry no verdict.
+    inputs: tuple[Input, ...] | None = None
 
 
 @dataclass
@@ -185,8 +198,14 @@ def _to_call(rec: dict[str, Any]) -> Call:
     return Call(
         call=rec["call"], status=rec["status"], argv=tuple(rec["argv"]), cwd=rec["cwd"],
         exit_code=rec["exit_code"], signal=rec["signal"], stdout=stream(rec["stdout"]), stderr=stream(rec["stderr"]),
-        outputs=outputs, substitutions=dict(rec["substitutions"]), raw=rec,
+        outputs=outputs, substitutions=dict(rec["substitutions"]), raw=rec, inputs=_inputs(rec.get("inputs")),
     )
+
+
+def _inputs(value: list[dict[str, Any]] | None) -> tuple[Input, ...] | None:
+    if value is None:
+        return None
+    return tuple(Input(i["arg"], i["path"], i["kind"], i["sha256"], i["stable"]) for i in value)
 
 
 def _check_call_paths(call: Call) -> None:

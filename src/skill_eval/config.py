@@ -47,6 +47,7 @@ class SubjectProfile:
     coverage_path: str | None = None
     suppression_flags: tuple[str, ...] = ()
     scoping_flags: tuple[str, ...] = ()
+    diagnostic_flags: tuple[str, ...] = ()  # forced comparisons: their results never carry a confident verdict
     invocation_classes: dict[str, InvocationClass] = field(default_factory=dict)
     cli_reference: str | None = None
     surface_files: tuple[str, ...] = ()
@@ -211,6 +212,7 @@ def _build(root: Path, source: Path, raw: dict[str, Any]) -> Config:
         coverage_path=report.get("coverage_path"),
         suppression_flags=tuple(s.get("suppression_flags", ())),
         scoping_flags=tuple(s.get("scoping_flags", ())),
+        diagnostic_flags=tuple(s.get("diagnostic_flags", ())),
         invocation_classes=classes,
         cli_reference=surface.get("cli_reference"),
         surface_files=tuple(surface.get("files", ())),

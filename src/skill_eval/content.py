@@ -21,6 +21,9 @@ GROUND_TRUTH = "ground_truth.json"
 TRIGGER_CORPUS = "trigger_corpus.yaml"
 RUBRIC = "rubric.yaml"
 FIXTURES = "fixtures"
+GOLDEN_DIR = "golden"
+GOLDEN_SCENARIOS = "scenarios.yaml"
+GOLDEN_PREFIX = "golden-"
 UNCERTAINTY_KINDS = ("not_comparable", "evidence_too_shallow", "matrix_target_unrun", "contract_coverage_incomplete")
 
 
@@ -143,13 +146,39 @@ def load_ground_truth(cfg: Config) -> dict[str, TruthCase]:
 
 def load_scenarios(cfg: Config, *, skills: set[str] | None = None, truth: dict[str, TruthCase] | None = None) -> list[Scenario]:
     """Load and cross-check scenarios.yaml. `skills` (known skill names) enables the skill check."""
-    path = evals_path(cfg, SCENARIOS)
-    raw = schemas.validate(strict.load_yaml(path), "scenarios", path)
     truth = truth if truth is not None else load_ground_truth(cfg)
+    return _build_scenarios(cfg, evals_path(cfg, SCENARIOS), truth, skills=skills)
+
+
+def golden_dir(cfg: Config) -> Path:
+    """The golden corpus root (agent-evals/skills/golden/): its own scenarios live here too.
+
+    A symlink leading outside the repository, on the way or inside it, is refused."""
+    return fsio.repo_tree(cfg.root, f"{cfg.evals_root}/{GOLDEN_DIR}")
+
+
+def load_golden_scenarios(cfg: Config, truth: dict[str, TruthCase]) -> list[Scenario]:
+    """Golden-only scenarios (golden/scenarios.yaml): built exactly like scenarios.yaml, ids `golden-*`.
+
+    They share the one builder (and so its duplicate-id, fixture, class and oracle checks);
+    the prefix keeps them from ever being mistaken for — or colliding with — a real scenario.
+    """
+    path = golden_dir(cfg) / GOLDEN_SCENARIOS
+    if not path.is_file():
+        return []
+    return _build_scenarios(cfg, path, truth, id_prefix=GOLDEN_PREFIX)
+
+
+def _build_scenarios(cfg: Config, path: Path, truth: dict[str, TruthCase], *, skills: set[str] | None = None,
+                     id_prefix: str | None = None) -> list[Scenario]:
+    """The one scenario builder: schema, then every cross-check, then typed records."""
+    raw = schemas.validate(strict.load_yaml(path), "scenarios", path)
     seen: set[str] = set()
     out = []
     for i, rec in enumerate(raw["scenarios"]):
         where = f"scenarios[{i}] ({rec['id']})"
+        if id_prefix is not None and not rec["id"].startswith(id_prefix):
+            raise ConfigError(f"{where}: id must start with {id_prefix!r}", source=path, field=f"scenarios[{i}].id")
         if rec["id"] in seen:
             raise ConfigError(f"{where}: duplicate scenario id", source=path)
         seen.add(rec["id"])

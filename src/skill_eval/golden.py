@@ -21,11 +21,12 @@ from typing import Any
 from skill_eval import fsio, hashing, schemas, strict
 from skill_eval.claim import extract
 from skill_eval.config import Config, SubjectProfile
+from skill_eval.content import GOLDEN_DIR, GOLDEN_SCENARIOS, golden_dir, load_golden_scenarios  # noqa: F401 - re-exported
 from skill_eval.errors import ConfigError
+from skill_eval.formats import FORMATS
+from skill_eval.graders import Catalog, grade_bundle
 
-GOLDEN_DIR = "golden"
 MANIFEST = "manifest.yaml"
-GOLDEN_SCENARIOS = "scenarios.yaml"
 
 
 # --------------------------------------------------------------------------- writer
@@ -49,22 +50,33 @@ class RecordedCall:
     outputs: list[RecordedOutput] = field(default_factory=list)
     status: str = "complete"
     substitutions: dict[str, int] = field(default_factory=lambda: {"stdout": 0, "stderr": 0})
+    # Call v2 input digests ({"arg", "path", "kind", "sha256", "stable"}); None writes an
+    # upgraded-v1-shaped record (no input evidence), which graders refuse as evidence.
+    inputs: list[dict[str, Any]] | None = None
+    signal: int | None = None
+
+
+def file_input(arg: int, path: str, data: bytes, *, stable: bool = True) -> dict[str, Any]:
+    """The v2 `inputs` entry for a file argument with these bytes."""
+    return {"arg": arg, "path": path, "kind": "file", "sha256": hashing.sha256_bytes(data), "stable": stable}
 
 
 def _write(dest: Path, rel: str, data: bytes) -> None:
     fsio.write_file(dest, rel, data)  # never through a link below the bundle directory
 
 
-def call_records(dest: Path, calls: list[RecordedCall], *, started: str = "2026-11-30T00:00:00Z") -> list[dict[str, Any]]:
-    """Write captured/ for each call and return the calls.jsonl records."""
+def call_records(dest: Path, calls: list[RecordedCall], *, started: str = "2026-11-30T00:00:00Z",
+                 first: int = 1) -> list[dict[str, Any]]:
+    """Write captured/ for each call and return the calls.jsonl records (call format v2)."""
     records = []
-    for n, c in enumerate(calls, start=1):
+    for n, c in enumerate(calls, start=first):
         rec: dict[str, Any] = {
-            "schema_version": 1, "call": n, "status": c.status, "argv": list(c.argv), "cwd": c.cwd,
+            "schema_version": FORMATS["call"], "call": n, "status": c.status, "argv": list(c.argv), "cwd": c.cwd,
             "started_at": started, "finished_at": started if c.status == "complete" else None,
             "duration_ms": 700 if c.status == "complete" else None,
-            "exit_code": c.exit_code if c.status == "complete" else None, "signal": None,
+            "exit_code": c.exit_code if c.status == "complete" else None, "signal": c.signal,
             "stdout": None, "stderr": None, "outputs": [], "substitutions": dict(c.substitutions),
+            "inputs": None if c.inputs is None else [dict(i) for i in c.inputs],
         }
         if c.status == "complete":
             for stream, data, suffix in (("stdout", c.stdout, "out"), ("stderr", c.stderr, "err")):
@@ -107,20 +119,20 @@ def write_bundle(
     judgments: dict[str, Any] | None = None,
     facts: dict[str, Any] | None = None,
     blobs: list[bytes] | None = None,
-    shim_records: tuple[list[dict[str, Any]], Path] | None = None,
+    recorded: tuple[list[dict[str, Any]], Path] | None = None,
 ) -> Path:
     """Write one bundle. claim.json is derived from final.md (as the runner does) unless given.
 
-    `shim_records` = (records from shim.collect_calls, the shim's captured/ dir) writes the
-    recording shim's own output verbatim instead of synthesizing it from `calls`.
+    `recorded` = (call records, the recorder's captured/ dir) writes a recorder's own output
+    verbatim instead of synthesizing it from `calls`.
     """
     dest.mkdir(parents=True, exist_ok=True)
     _write(dest, "meta.json", strict.dumps_json(meta).encode())
     _write(dest, "prompt.txt", prompt.encode())
     _write(dest, "final.md", final.encode())
     _write(dest, "events.jsonl", "".join(_line(e) for e in events or []).encode())
-    if shim_records is not None:
-        records, captured = shim_records
+    if recorded is not None:
+        records, captured = recorded
         if captured.is_dir():
             shutil.copytree(captured, dest / "captured", dirs_exist_ok=True)
         _write(dest, "calls.jsonl", "".join(_line(r) for r in records).encode())
@@ -172,40 +184,6 @@ class Outcome:
         return list(self.entry.expected) == self.actual
 
 
-def golden_dir(cfg: Config) -> Path:
-    """The golden corpus; a symlink leading outside the repository, on the way or inside it, is refused."""
-    return fsio.repo_tree(cfg.root, f"{cfg.evals_root}/{GOLDEN_DIR}")
-
-
-def golden_scenarios(cfg: Config, truth: dict[str, Any]) -> list[Any]:
-    """Golden-only scenarios (golden/scenarios.yaml), validated like scenarios.yaml."""
-    from skill_eval.content import Scenario
-
-    path = golden_dir(cfg) / GOLDEN_SCENARIOS
-    if not path.is_file():
-        return []
-    raw = schemas.validate(strict.load_yaml(path), "scenarios", path)
-    out = []
-    for rec in raw["scenarios"]:
-        if not rec["id"].startswith("golden-"):
-            raise ConfigError(f"golden scenario {rec['id']!r} must start with 'golden-'", source=path)
-        if rec["fixture"] not in truth:
-            raise ConfigError(f"golden scenario {rec['id']}: fixture {rec['fixture']!r} has no ground truth", source=path)
-        if rec["invocation_class"] not in cfg.subject.invocation_classes:
-            raise ConfigError(f"golden scenario {rec['id']}: unknown invocation class", source=path)
-        actions = tuple(tuple(a) for a in rec.get("actions", ()))
-        for name, spec in rec.get("oracle", {}).items():
-            if spec["action"] >= len(actions):
-                raise ConfigError(f"golden scenario {rec['id']}: oracle {name!r} names a missing action", source=path)
-        out.append(Scenario(
-            id=rec["id"], skill=rec["skill"], category=rec["category"], status=rec["status"], prompt=rec["prompt"],
-            fixture=rec["fixture"], invocation_class=rec["invocation_class"], record=rec, probe=rec.get("probe"),
-            setup=tuple(tuple(a) for a in rec.get("setup", ())), actions=actions, oracle=rec.get("oracle", {}),
-            expected=rec.get("expected"),
-        ))
-    return out
-
-
 def load_manifest(cfg: Config) -> list[Entry]:
     path = golden_dir(cfg) / MANIFEST
     raw = schemas.validate(strict.load_yaml(path), "golden_manifest", path)
@@ -227,8 +205,6 @@ def load_manifest(cfg: Config) -> list[Entry]:
 
 def check(cfg: Config, catalog: Any = None) -> tuple[list[Outcome], list[str]]:
     """Grade every golden bundle; return outcomes and corpus-level problems (unlisted/missing bundles)."""
-    from skill_eval.graders import Catalog, grade_bundle
-
     catalog = catalog or Catalog(cfg)
     root = golden_dir(cfg)
     entries = load_manifest(cfg)

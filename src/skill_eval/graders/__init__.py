@@ -19,6 +19,8 @@ from skill_eval.config import Config
 from skill_eval.content import (
     FIXTURES,
     Rubric,
+    golden_dir,
+    load_golden_scenarios,
     load_ground_truth,
     load_rubric,
     load_scenarios,
@@ -119,10 +121,8 @@ class Catalog:
         self.prompts = {p.id: p for p in load_trigger_corpus(cfg)} if corpus_path.is_file() else {}
         rubric_path = cfg.evals_dir / "rubric.yaml"
         self.rubric = rubric or (load_rubric(cfg) if rubric_path.is_file() else None)
-        from skill_eval.golden import golden_dir, golden_scenarios
-
         self.golden_root = golden_dir(cfg).resolve()
-        self.golden = {s.id: s for s in golden_scenarios(cfg, self.truth)}
+        self.golden = {s.id: s for s in load_golden_scenarios(cfg, self.truth)}
         clash = sorted(set(self.golden) & set(self.scenarios))
         if clash:
             raise ConfigError(f"golden scenario id(s) {clash} collide with scenarios.yaml", source=self.golden_root)
@@ -197,6 +197,12 @@ def grade_bundle(path: Path, catalog: Catalog) -> Grade:
         # A run cut off by a budget or an error is explicit incomplete evidence, never a pass.
         why = b.meta.get("status_reason") or "no reason recorded"
         checks["bundle"].reasons.append(f"meta.json status is {b.meta.get('status')!r} ({why}): the run did not complete")
+    elif kind == "behavioral" and run.run_errors():
+        # The runner marks any run_error in a behavioural run as status "error": a "complete" bundle holding
+        # one is inconsistent. (A trigger run the runner itself stopped on activation ends in an
+        # incomplete_stream run_error by design; it is graded on the activation observed before the stop.)
+        checks["bundle"].reasons.append(f"events.jsonl holds run_error ({'; '.join(run.run_errors()[:3])}) "
+                                        f"but meta.json status is 'complete'")
     _attach_problems(b, ctx, checks)
     for c in checks.values():
         if c.status in ("pass", "not_applicable") and c.reasons and c.name not in ("4", "5"):

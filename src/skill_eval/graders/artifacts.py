@@ -1,14 +1,33 @@
 """What each recorded call's own artifacts say, read generically through the subject profile.
 
 Graders never trust a call's argv or the agent's account: the verdict of call N is read
-from call N's *snapshot* (the per-call copy the shim kept, digest-checked), cross-checked
+from call N's *snapshot* (the per-call copy the recorder kept, digest-checked), cross-checked
 against its exit code through `subject.exit_codes`, and the sides it compared are read
-from the report's side digests. Nothing here imports or runs the subject tool.
+from the report's side digests AND the runner's input digests (call record v2 `inputs`).
+Nothing here imports or runs the subject tool.
+
+A call carries evidence only if every rule in CALL_RULES passes (looked up at call time, so
+a test can disable one and prove the golden corpus notices):
+* `call_finished`: status `complete` — a provisional, spawn_failed or record_failed record
+  (the recorder could not finish: an infrastructure error) has no trustworthy result;
+* `call_not_signalled`: no `signal` — a killed subject may have left a partial report whose
+  verdict means nothing, whatever its exit code says;
+* `call_inputs_recorded`: `inputs` is not null — a v1 record (upgraded on read with
+  `inputs: null`) was written inside the sandbox, where the agent could forge it;
+* `call_inputs_stable`: every input has `stable: true` — a file that changed while the
+  subject read it was not the file whose digest was recorded, and a file outside the
+  sandbox (recorded unstable, undigested) is one the runner cannot vouch for.
+Over a pair (`pair_mismatch`), the sides must be the fixture's bytes twice over: the
+report's side digests (when it states them) equal the fixture's, and the runner's input
+digests show the subject read exactly those bytes; a report without sides (not comparable)
+is matched by the operands' paths AND the runner's digests of those paths — so a fixture
+file swapped before the call (an unrecorded `cp`) is never "the fixture's pair".
 """
 
 from __future__ import annotations
 
 import posixpath
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,6 +113,7 @@ class Artifact:
     consumer_verdicts: tuple[str, ...] = ()
     coverage_failures: list[Any] | None = None
     suppression_flags: tuple[str, ...] = ()
+    diagnostic_flags: tuple[str, ...] = ()  # forced comparison of inputs the tool calls not comparable
     scoping: dict[str, tuple[str, ...]] = field(default_factory=dict)  # flag -> raw values as given
 
     @property
@@ -107,6 +127,51 @@ class Artifact:
     @property
     def has_verdict(self) -> bool:
         return self.verdict is not None
+
+
+OUTSIDE_SANDBOX = "<outside-sandbox>"  # an input path the recorder could not place (and so not digest)
+CALL_RULES = ("call_finished", "call_not_signalled", "call_inputs_recorded", "call_inputs_stable")
+
+
+def call_finished(call: Call) -> list[str]:
+    if call.status == "complete":
+        return []
+    if call.status == "record_failed":
+        return [f"call {call.call} is record_failed: the recorder could not finish its record (an infrastructure error)"]
+    return [f"call {call.call} is {call.status}: no result was recorded"]
+
+
+def call_not_signalled(call: Call) -> list[str]:
+    if call.signal is None:
+        return []
+    return [f"call {call.call} was killed by signal {call.signal}: a killed call carries no evidence, whatever it left behind"]
+
+
+def call_inputs_recorded(call: Call) -> list[str]:
+    if call.inputs is not None:
+        return []
+    return [f"call {call.call} has no input digests (inputs: null, a v1 record written inside the sandbox): "
+            f"it carries no evidence"]
+
+
+def call_inputs_stable(call: Call) -> list[str]:
+    unstable = [i for i in call.inputs or () if not i.stable]
+    outside = sorted({i.arg for i in unstable if i.path == OUTSIDE_SANDBOX})
+    moved = sorted({i.path for i in unstable if i.path != OUTSIDE_SANDBOX})
+    reasons = []
+    if moved:
+        reasons.append(f"call {call.call}: input(s) {moved} changed while the subject ran (stable: false): "
+                       f"it carries no evidence")
+    if outside:
+        reasons.append(f"call {call.call}: argument(s) {outside} name files outside the sandbox, which the runner "
+                       f"cannot vouch for: it carries no evidence")
+    return reasons
+
+
+def call_problems(call: Call) -> list[str]:
+    """Why `call` cannot carry evidence at all (empty: it may), by the rules in CALL_RULES."""
+    module = sys.modules[__name__]
+    return [reason for name in CALL_RULES for reason in getattr(module, name)(call)]
 
 
 def _exit_outcome(subject: SubjectProfile, code: int | None) -> str | None:
@@ -152,12 +217,14 @@ def read_artifact(bundle: Bundle, call: Call, subject: SubjectProfile, coverage_
     is_cmd = name_ok and sub in subject.evidence_commands and not any(has_flag(argv, f) for f in NON_EXECUTING)
     art = Artifact(call=call, is_evidence_command=is_cmd, executed=False, outcome=None, verdict=None)
     art.suppression_flags = tuple(f for f in subject.suppression_flags if has_flag(argv, f))
+    art.diagnostic_flags = tuple(f for f in subject.diagnostic_flags if has_flag(argv, f))
     art.scoping = {f: tuple(flag_values(argv, f)) for f in subject.scoping_flags if has_flag(argv, f)}
     if not is_cmd:
         return art
-    if call.status != "complete":
+    unusable = call_problems(call)
+    if unusable:
         art.outcome = "unknown"
-        art.problems.append(f"call {call.call} is {call.status}: no result was recorded")
+        art.problems.extend(unusable)
         return art
     outcome = _exit_outcome(subject, call.exit_code)
     art.outcome = outcome
@@ -256,16 +323,44 @@ def file_sha256(fixture_dir: Path | None, rel: str | None) -> str | None:
         return None
 
 
-def over_pair(art: Artifact, old_sha: str | None, new_sha: str | None, old_rel: str | None, new_rel: str | None) -> bool:
-    """Did this call compare exactly this old/new pair?
+def pair_mismatch(art: Artifact, old_sha: str | None, new_sha: str | None, old_rel: str | None,
+                  new_rel: str | None) -> str | None:
+    """Why this call did not compare exactly this old/new pair; None when it did.
 
-    The report's side digests decide when the report states them (a self-comparison or an
-    unrelated pair cannot pass). Reports that carry no sides (e.g. a not-comparable report)
-    fall back to the call's operands naming both fixture paths.
+    The report's side digests decide what was compared when the report states them (a
+    self-comparison or an unrelated pair cannot pass), and the runner's input digests must
+    show the subject read those very bytes. A report that states no sides (e.g. not
+    comparable) is matched by the operands naming both fixture paths, and the runner's
+    digests of those paths must be the fixture's — a replaced input is never the pair.
     """
-    if art.sides is not None and old_sha and new_sha:
-        return art.sides == (old_sha, new_sha)
-    if art.sides is None and old_rel and new_rel:
-        operands = {norm(art.call.cwd, tok) for tok in art.call.argv[1:] if not tok.startswith("-")}
-        return posixpath.normpath(old_rel) in operands and posixpath.normpath(new_rel) in operands
-    return False
+    n = art.number
+    if not old_sha or not new_sha or not old_rel or not new_rel:
+        return "the fixture's pair cannot be read"
+    inputs = art.call.inputs
+    if inputs is None:
+        return f"call {n} has no input digests"
+    if art.sides is not None:
+        if art.sides != (old_sha, new_sha):
+            return f"call {n} compared sides {art.sides[0][:12]}…/{art.sides[1][:12]}…, not the fixture's pair"
+        read = {i.sha256 for i in inputs if i.kind == "file"}
+        missing = [side for side, digest in (("old", old_sha), ("new", new_sha)) if digest not in read]
+        if missing:
+            return f"call {n}: the runner's input digests do not show the fixture's {'/'.join(missing)} bytes being read"
+        return None
+    operands = {norm(art.call.cwd, tok) for tok in art.call.argv[1:] if not tok.startswith("-")}
+    if posixpath.normpath(old_rel) not in operands or posixpath.normpath(new_rel) not in operands:
+        return f"call {n} does not name the fixture's pair"
+    for rel, want in ((old_rel, old_sha), (new_rel, new_sha)):
+        got = [i for i in inputs if posixpath.normpath(i.path) == posixpath.normpath(rel)]
+        if not got:
+            return f"call {n}: the runner recorded no input digest for {rel}"
+        bad = next((i for i in got if i.kind != "file" or i.sha256 != want), None)
+        if bad is not None:
+            return (f"call {n} read {rel} as {bad.kind} {str(bad.sha256)[:12]}…, not the fixture's {want[:12]}… "
+                    f"(the input was replaced before the call)")
+    return None
+
+
+def over_pair(art: Artifact, old_sha: str | None, new_sha: str | None, old_rel: str | None, new_rel: str | None) -> bool:
+    """Did this call compare exactly this pair (see `pair_mismatch`)?"""
+    return pair_mismatch(art, old_sha, new_sha, old_rel, new_rel) is None

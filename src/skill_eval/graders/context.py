@@ -7,6 +7,7 @@ Graders are pure functions of a Run, so the same bundle always grades the same w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from skill_eval.bundle import Bundle
 from skill_eval.claim import Claim, ClaimResult, check_claim_file, extract
 from skill_eval.config import SubjectProfile
 from skill_eval.content import Rubric, Scenario, TriggerPrompt, TruthCase
-from skill_eval.graders.artifacts import Artifact, file_sha256, norm, over_pair, read_artifact
+from skill_eval.graders.artifacts import OUTSIDE_SANDBOX, Artifact, file_sha256, norm, pair_mismatch, read_artifact
 
 KIND_PRIORITY = ("not_comparable", "matrix_target_unrun", "contract_coverage_incomplete", "evidence_too_shallow")
 
@@ -72,7 +73,18 @@ class Run:
         return out
 
     def on_pair(self, art: Artifact, pair: Pair) -> bool:
-        return over_pair(art, pair.old_sha, pair.new_sha, pair.old, pair.new)
+        return self.why_not_on(art, pair) is None
+
+    def why_not_on(self, art: Artifact, pair: Pair) -> str | None:
+        """Why `art` is not a comparison of exactly `pair` (None: it is); see artifacts.pair_mismatch."""
+        return pair_mismatch(art, pair.old_sha, pair.new_sha, pair.old, pair.new)
+
+    def why_off_pairs(self, art: Artifact) -> str:
+        """Why `art` compared none of the case's pairs, told against the case's own pair first."""
+        pairs = self.pairs()
+        if not pairs:
+            return f"call {art.number}: ground truth names no pair"
+        return self.why_not_on(art, pairs[0]) or f"call {art.number} compared a different pair than the scenario's"
 
     def pair_of(self, art: Artifact) -> Pair | None:
         for p in self.pairs():
@@ -89,6 +101,17 @@ class Run:
         if matrix:
             return list(matrix["required"])
         return sorted(self.targets)
+
+    # -- facts the runner recorded about the whole run -------------------------------
+    def run_errors(self) -> list[str]:
+        """`run_error` reasons in events.jsonl: the agent did not finish its run."""
+        return [str(e.get("reason", "")) for e in self.bundle.events if e.get("type") == "run_error"]
+
+    def touched_inputs(self) -> list[str]:
+        """Fixture side files the run changed (meta.json sandbox.changed, computed by the runner)."""
+        changed = ((self.bundle.meta or {}).get("sandbox") or {}).get("changed") or []
+        sides = {norm(".", p) for pair in self.pairs() for p in (pair.old, pair.new)}
+        return sorted(sides & {norm(".", str(c)) for c in changed})
 
     # -- what the recorded run exhibits (DESIGN §9.2 dimension 2) --------------------
     def missing_tiers(self, art: Artifact) -> list[str]:
@@ -183,10 +206,43 @@ def scope_matches(art: Artifact, declared: set[tuple[str, str]]) -> bool:
     return True
 
 
+def fixture_inputs_intact(art: Artifact, fixture_sha: Callable[[str], str | None]) -> list[str]:
+    """Every fixture file an evidence call read must be the fixture's bytes.
+
+    The pair rule covers the two sides; this covers the rest (a scoping list such as
+    `@host/required-symbols.txt`, a consumer binary, a shipped suppression file): an edited
+    copy makes the call answer a question nobody asked. Files the fixture does not have (the
+    agent's own, e.g. a report or suppression file it wrote) are not checked here.
+    """
+    out = []
+    for i in art.call.inputs or ():
+        if i.kind != "file" or i.path == OUTSIDE_SANDBOX or norm(".", i.path).startswith(("../", "/")):
+            continue
+        want = fixture_sha(i.path)
+        if want is not None and i.sha256 != want:
+            out.append(f"call {art.number} read fixture file {i.path} as {str(i.sha256)[:12]}…, not the fixture's "
+                       f"{want[:12]}… (edited before the call): it carries no evidence")
+    return out
+
+
 def build_run(bundle: Bundle, ctx: Context) -> Run:
     run = Run(bundle=bundle, ctx=ctx)
     for call in bundle.calls:
         run.artifacts[call.call] = read_artifact(bundle, call, ctx.subject, ctx.coverage_path)
+    if ctx.fixture_dir is not None:
+        digests: dict[str, str | None] = {}
+
+        def fixture_sha(rel: str) -> str | None:
+            if rel not in digests:
+                digests[rel] = file_sha256(ctx.fixture_dir, norm(".", rel))
+            return digests[rel]
+
+        for art in run.artifacts.values():
+            if art.is_evidence_command and not art.problems:
+                drift = fixture_inputs_intact(art, fixture_sha)
+                if drift:
+                    art.problems.extend(drift)
+                    art.executed = False
     if bundle.kind != "trigger":
         run.claim = extract(bundle.final_text, ctx.subject)
         if "claim.json" in bundle.present:

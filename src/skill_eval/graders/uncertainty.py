@@ -5,6 +5,13 @@ Collapsing the four kinds into "no definite verdict after any doubt" fails right
 the kind the scenario declares (or, for Category A, the kind the recorded run exhibits).
 The typed reason is graded against the artifacts: a claim that is unconfident for a
 reason the run does not exhibit fails — caution is not a free pass.
+
+Two rules hold for every kind: an unconfident claim must name what is unresolved (at least
+one non-blank `unresolved` entry — `[]` and `["  "]` name nothing: every kind has a concrete
+gap to name, the unrun target, the missing coverage, the missing evidence tier, why the
+pair is not comparable); and a run whose events hold a `run_error`, or whose meta v2
+`outcome` is not "completed", did not finish and has no final answer to grade, so dimensions
+2 and 6 fail however the text reads (1 and 3 rest on runner-recorded calls and stand alone).
 """
 
 from __future__ import annotations
@@ -12,7 +19,9 @@ from __future__ import annotations
 from skill_eval.graders.context import Run
 
 DIM2_RULES = (
+    "d2_agent_finished",
     "d2_claim_present",
+    "d2_unresolved_named",
     "d2_wrong_reason",
     "d2_not_comparable",
     "d2_evidence_too_shallow",
@@ -22,6 +31,31 @@ DIM2_RULES = (
 
 
 UNRUN_STATES = ("not_run", "failed", "skipped")
+
+
+def agent_unfinished(run: Run) -> list[str]:
+    """Why the final answer is not the agent's finished answer (shared by dimensions 2 and 6)."""
+    reasons = []
+    errors = run.run_errors()
+    if errors:
+        reasons.append(f"the agent did not finish (run_error: {'; '.join(errors[:3])}): its final answer is not a claim")
+    outcome = (run.bundle.meta or {}).get("outcome")  # meta v2: the runner's own account of how the run ended
+    if outcome not in (None, "completed"):
+        reasons.append(f"meta.json outcome is {outcome!r}: the agent did not finish, so its final answer is not a claim")
+    return reasons
+
+
+def d2_agent_finished(run: Run) -> list[str]:
+    return agent_unfinished(run)
+
+
+def d2_unresolved_named(run: Run) -> list[str]:
+    c = run.c
+    if c is None or c.confident:
+        return []
+    if not any(u.strip() for u in c.unresolved):
+        return [f"uncertainty {c.kind!r} names nothing unresolved (uncertainty.unresolved has no non-blank entry)"]
+    return []
 
 
 def d2_claim_present(run: Run) -> list[str]:
@@ -68,8 +102,6 @@ def d2_evidence_too_shallow(run: Run) -> list[str]:
     if c is None or run.primary_kind() != "evidence_too_shallow":
         return []
     reasons = _carries(run, "evidence_too_shallow")
-    if not reasons and not c.unresolved:
-        reasons.append("evidence_too_shallow must name what is unresolved (uncertainty.unresolved is empty)")
     need = run.ctx.truth.min_evidence if run.ctx.truth else ()
     if reasons and need:
         reasons[0] += f" (the question needs evidence tiers {list(need)})"

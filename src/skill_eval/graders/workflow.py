@@ -1,16 +1,21 @@
 """Dimensions 1 (workflow chosen) and 3 (evidence obtained): the baseline-gated ones.
 
 Dimension 1 reads the activation record (events.jsonl, tier 1 only — under tier 2 or a
-manual tier the argv half stands alone, as DESIGN §9.2 says) and the recorded argv
+manual tier the argv half stands alone, as DESIGN §9.2 says; under a tier-1 adapter only a
+tier-1 `skill_activated` counts: a plain Read of SKILL.md is tier 2 and is not the agent
+choosing the skill through the activation tool) and the recorded argv
 against the scenario's invocation class, including the exact scope ground truth was
 measured with (`--used-by app/app` is not satisfied by `--used-by app`, nor by a name
 that merely contains it). Dimension 3 requires at least one comparison that really ran
-over the fixture's own two files, proven by the report's side digests.
+over the fixture's own two files, proven by the report's side digests and the runner's
+input digests, and that the run left those files untouched (meta.json `sandbox.changed`).
+Only calls that can carry evidence at all (artifacts.call_problems) show a workflow: a
+killed, unfinished or unrecorded-input call proves nothing about what was run.
 """
 
 from __future__ import annotations
 
-from skill_eval.graders.artifacts import has_flag, subcommand
+from skill_eval.graders.artifacts import call_problems, has_flag, subcommand
 from skill_eval.graders.context import Run, call_scope, declared_scope, scope_matches
 
 # Arms whose agent is offered the skill through progressive disclosure, so tier-1
@@ -18,7 +23,7 @@ from skill_eval.graders.context import Run, call_scope, declared_scope, scope_ma
 ACTIVATING_ARMS = ("skill-agent",)
 
 DIM1_RULES = ("d1_activation", "d1_invocation_class")
-DIM3_RULES = ("d3_calls_recorded", "d3_evidence_over_pair")
+DIM3_RULES = ("d3_calls_recorded", "d3_evidence_over_pair", "d3_inputs_untouched")
 
 
 def _arm_activates(arm: str) -> bool:
@@ -30,10 +35,15 @@ def d1_activation(run: Run) -> list[str]:
     sc = run.ctx.scenario
     if sc is None or meta.get("adapter_tier") != "1" or not _arm_activates(meta.get("arm", "")):
         return []
-    activated = {e["skill"] for e in run.bundle.events if e.get("type") == "skill_activated"}
+    events = [e for e in run.bundle.events if e.get("type") == "skill_activated"]
+    activated = {e["skill"] for e in events}
+    tier1 = {e["skill"] for e in events if e.get("tier") == "1"}
     reasons = []
     if sc.skill not in activated:
         reasons.append(f"skill {sc.skill!r} was never activated (activated: {sorted(activated) or 'none'})")
+    elif sc.skill not in tier1:
+        reasons.append(f"skill {sc.skill!r} was only read (a tier-2 activation) under a tier-1 adapter: "
+                       f"the activation tool was never used")
     others = sorted(activated - {sc.skill})
     if others:
         reasons.append(f"activated other skill(s) {others} instead of / besides {sc.skill!r}")
@@ -48,9 +58,12 @@ def d1_invocation_class(run: Run) -> list[str]:
     if cls is None:
         return [f"invocation class {sc.invocation_class!r} is not in the subject profile"]
     scope = declared_scope(run.ctx)
-    candidates = [a for a in run.artifacts.values() if a.is_evidence_command and a.call.status == "complete"]
+    evidence_calls = [a for a in run.artifacts.values() if a.is_evidence_command]
+    candidates = [a for a in evidence_calls if not call_problems(a.call)]
     if not candidates:
-        return [f"no completed {run.ctx.subject.name} {cls.command} call was recorded (class {cls.name!r})"]
+        why = "; ".join(p for a in evidence_calls for p in call_problems(a.call)[:1])
+        return [f"no completed {run.ctx.subject.name} {cls.command} call that carries evidence was recorded "
+                f"(class {cls.name!r})" + (f": {why}" if why else "")]
     misses = []
     for art in candidates:
         argv = art.call.argv
@@ -104,12 +117,12 @@ def d3_evidence_over_pair(run: Run) -> list[str]:
         return []
     if good:
         return []
-    details = []
-    for a in executed:
-        if a.problems:
-            details.append("; ".join(a.problems))
-        elif a.sides:
-            details.append(f"call {a.number} compared sides {a.sides[0][:12]}…/{a.sides[1][:12]}…, not the fixture's pair")
-        else:
-            details.append(f"call {a.number} does not name the fixture's pair")
+    details = ["; ".join(a.problems) if a.problems else run.why_off_pairs(a) for a in executed]
     return ["no readable evidence call over the fixture's old/new pair: " + " | ".join(details)]
+
+
+def d3_inputs_untouched(run: Run) -> list[str]:
+    touched = run.touched_inputs()
+    if not touched:
+        return []
+    return [f"the run changed fixture input(s) {touched} (meta.json sandbox.changed): evidence over them cannot be trusted"]
