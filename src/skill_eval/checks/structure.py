@@ -14,6 +14,7 @@ import re
 import shlex
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from skill_eval.config import Config
 from skill_eval.errors import SkillEvalError
@@ -145,8 +146,10 @@ def check_links(cfg: Config, skill: Skill) -> list[Finding]:
             ref = m.group(1).rstrip(".:")
             if text[m.end():m.end() + 1] in ("*", "<", "{", "$") or ref in reported:
                 continue  # a glob or a placeholder, not a path
-            resolved = posixpath.normpath(posixpath.join(posixpath.dirname(path), ref))
-            if ref not in tree and ref.rstrip("/") not in dirs and resolved not in tree and resolved not in dirs:
+            candidates = {ref, unquote(ref)}  # a link target is percent-encoded (`user%20guide.md`)
+            candidates |= {posixpath.normpath(posixpath.join(posixpath.dirname(path), c)) for c in list(candidates)}
+            spaced = text[m.end():m.end() + 1] == " " and any(t.startswith(ref + " ") for t in tree)  # `a b.md`
+            if not spaced and not any(c in tree or c.rstrip("/") in dirs for c in candidates):
                 reported.add(ref)
                 out.append(Finding("error", source, f"names {ref!r}, which does not exist in the skill"))
     return out
