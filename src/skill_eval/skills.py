@@ -86,7 +86,8 @@ def split_frontmatter(text: str, source: object) -> tuple[dict[str, Any], str]:
         raise InputError("frontmatter block is not closed with a '---' line", source=source,
                          fix="end the frontmatter with a line holding only ---")
     block = m.group(1)
-    data = strict.loads_yaml(block, source) if block.strip() else {}
+    blank = not re.sub(r"(?m)^[ \t]*#.*$", "", block).strip()  # empty, or only comments
+    data = {} if blank else strict.loads_yaml(block, source)
     if data is None:  # only comments
         data = {}
     if not isinstance(data, dict):
