@@ -16,7 +16,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from test_adopt import public_skills_repo
 
 REPO = Path(__file__).resolve().parents[1]
