@@ -6,7 +6,9 @@ findings of the skills — nothing the user cannot fix.
 """
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -180,3 +182,28 @@ def test_config_without_subject_loads(tmp_path, table):
         'schema_version = 1\n[skills]\nsource = "s"\npublished = []\n[evals]\nroot = "e"\n' + table)
     cfg = config.load(tmp_path)
     assert not cfg.has_subject and cfg.subject.surface_files == () and cfg.subject.invocation_classes == {}
+
+
+def test_init_does_not_append_hooks_into_the_wrong_pre_commit_key(tmp_path, capsys):
+    repo = tmp_path / "r"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _write(repo, "skills/alpha/SKILL.md", "---\nname: alpha\ndescription: Alpha. Use for alpha.\n---\nx\n")
+    original = "repos:\n  - repo: local\n    hooks: []\nci:\n  autofix_prs: false\n"
+    _write(repo, ".pre-commit-config.yaml", original)
+    assert main(["init", str(repo)]) == 0
+    assert (repo / ".pre-commit-config.yaml").read_text() == original
+    assert "not its last top-level key" in capsys.readouterr().out
+
+
+def test_generated_make_targets_find_skill_eval_or_say_how(tmp_path):
+    repo = public_skills_repo(tmp_path / "r")
+    assert main(["init", str(repo)]) == 0
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    r = subprocess.run(["make", "-s", "skill-eval-pack"], cwd=repo, env=env, capture_output=True, text=True)
+    assert r.returncode != 0 and "skill-eval not found: install it" in r.stderr, r.stderr
+    exe = f"{sys.executable} -m skill_eval"
+    r = subprocess.run(["make", "-s", "skill-eval-pack", f"SKILL_EVAL={exe}"], cwd=repo, capture_output=True, text=True,
+                       env={**env, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "wrote agent-evals/skills/skill-eval-pack.json" in r.stdout

@@ -119,31 +119,31 @@ def choose(root: Path, found: Detected, source: str | None, published: list[str]
     return source, published, notes, example
 
 
-def install_spec() -> str:
-    """How this skill-eval was installed, as a pip requirement that works today.
+def install_spec() -> tuple[str | None, str]:
+    """(a portable pip requirement for this skill-eval, or None; where this one was installed from).
 
-    The package is not on PyPI, so `pip install skill-eval` fails; a local checkout or a
-    git URL (from the installer's direct_url.json, PEP 610) is what reproduces this install.
+    The package is not on PyPI, so `pip install skill-eval` fails. A git install (PEP 610
+    direct_url.json with vcs_info) is portable and becomes the nox default; a local path or
+    wheel works only on this machine, so it is only named in a comment.
     """
     try:
         raw = metadata.distribution("skill-eval").read_text("direct_url.json")
     except metadata.PackageNotFoundError:
         raw = None
+    info = {}
     if raw:
         try:
             info = json.loads(raw)
         except ValueError:
             info = {}
-        url = info.get("url", "")
-        vcs = info.get("vcs_info")
-        if vcs and url:
-            return f"skill-eval @ {vcs.get('vcs', 'git')}+{url}@{vcs.get('commit_id', '')}".rstrip("@")
-        if url.startswith("file://"):
-            return f"skill-eval @ {url}"
+    url, vcs = info.get("url", ""), info.get("vcs_info")
+    if vcs and url:
+        spec = f"skill-eval @ {vcs.get('vcs', 'git')}+{url}" + (f"@{vcs['commit_id']}" if vcs.get("commit_id") else "")
+        return spec, spec
+    if url:
+        return None, url
     checkout = Path(__file__).resolve().parents[3]
-    if (checkout / "pyproject.toml").is_file():
-        return f"skill-eval @ {checkout.as_uri()}"
-    return "skill-eval"
+    return None, checkout.as_uri() if (checkout / "pyproject.toml").is_file() else "unknown"
 
 
 def _toml_list(items: list[str]) -> str:
@@ -160,14 +160,15 @@ def _paths_regex(paths: list[str]) -> str:
     return rf"^({alts}|{re.escape(EVALS_ROOT)}/|skill-eval\.toml$)"
 
 
-def render_snippets(source: str, published: list[str], spec: str) -> dict[str, str]:
+def render_snippets(source: str, published: list[str], spec: tuple[str | None, str]) -> dict[str, str]:
     """The nox/Makefile/pre-commit text, following the config's real paths."""
     gen = "$(SKILL_EVAL) generate && " if published else ""
     values = {
         "files_pack": _paths_regex([source]),
         "files_skills": _paths_regex([source, *published]),
         "generate": gen,
-        "spec": json.dumps(spec),
+        "spec": json.dumps(spec[0]) if spec[0] else "None",
+        "origin": f"`skill-eval init` ran from: {spec[1]}",
     }
     out = {}
     for name in ("skill-eval.mk", "noxfile_snippet.txt", "pre-commit-snippet.yaml"):
@@ -191,7 +192,12 @@ def plan(root: Path, source: str | None, published: list[str] | None) -> Plan:
     add("skill-eval.mk", snippets["skill-eval.mk"], "skill-eval")
     add("Makefile", "include skill-eval.mk\n", "skill-eval.mk")
     add("noxfile.py", snippets["noxfile_snippet.txt"], "skill-eval", header='"""nox sessions."""\n')
-    add(".pre-commit-config.yaml", snippets["pre-commit-snippet.yaml"], "skill-eval", header="repos:\n")
+    pc = root / ".pre-commit-config.yaml"
+    if pc.exists() and "skill-eval" not in pc.read_text(encoding="utf-8", errors="replace") and not _repos_last(pc):
+        notes.append(".pre-commit-config.yaml: `repos:` is not its last top-level key, so the hooks were not appended; "
+                     "add the two skill-eval hooks under `repos:` by hand (see `skill-eval init --dry-run --json`)")
+    else:
+        add(".pre-commit-config.yaml", snippets["pre-commit-snippet.yaml"], "skill-eval", header="repos:\n")
     if example:
         ex = TEMPLATES / "example"
         files.append((f"{src}/example-skill/SKILL.md", "create", (ex / "SKILL.md").read_bytes()))
@@ -199,6 +205,12 @@ def plan(root: Path, source: str | None, published: list[str] | None) -> Plan:
         if not corpus.exists():
             files.append((f"{EVALS_ROOT}/trigger_corpus.yaml", "create", (ex / "trigger_corpus.yaml").read_bytes()))
     return Plan(src, pub, found, notes, [f for f in files if not (f[1] == "create" and (root / f[0]).exists())], example)
+
+
+def _repos_last(path: Path) -> bool:
+    """Whether appending list items at the end of a pre-commit config lands under `repos:`."""
+    keys = re.findall(r"(?m)^([A-Za-z_][\w-]*):", path.read_text(encoding="utf-8", errors="replace"))
+    return bool(keys) and keys[-1] == "repos"
 
 
 def write_file(path: Path, data: bytes, *, append: bool = False) -> None:
