@@ -14,7 +14,9 @@ distinct terms of the prompt match that skill's description: `min_terms(n_skills
 adapts to the number of skills. Few descriptions (< MANY_SKILLS) cover few words, so one
 shared term is evidence; many descriptions cover most common words, so a single shared
 word is coincidence and a prediction needs MIN_TERMS (a prompt with at most MIN_TERMS
-content words still needs only one). Otherwise the prompt is predicted to no skill.
+content words still needs only one, and so does a term of the skill's own name that no other
+description or background request uses, like "pdf" for a skill named pdf). Otherwise the
+prompt is predicted to no skill.
 Calibration: with these defaults a 17-skill, 50-prompt corpus shaped like public skills
 repositories (tests/data/triggers17/) classifies every prompt correctly, where the
 single-term rule claimed 9 of its 14 negatives on one generic word each ("write", "log",
@@ -107,6 +109,7 @@ class Scorer:
     df: Counter = field(default_factory=Counter)
     n_docs: int = 0
     avgdl: float = 1.0
+    names: dict[str, set[str]] = field(default_factory=dict)  # skill -> tokens of its own name
 
     @classmethod
     def build(cls, skills: dict[str, str]) -> Scorer:
@@ -116,7 +119,12 @@ class Scorer:
         for d in all_docs:
             df.update(set(d))
         avgdl = sum(len(d) for d in docs.values()) / max(1, len(docs))
-        return cls(docs, df, len(all_docs), avgdl or 1.0)
+        names = {name: set(tokenize(name.replace("-", " "))) for name in skills}
+        return cls(docs, df, len(all_docs), avgdl or 1.0, names)
+
+    def names_only(self, term: str, skill: str) -> bool:
+        """A term of the skill's own name that no other description or background request uses ("pdf")."""
+        return term in self.names.get(skill, ()) and self.df.get(term, 0) == 1
 
     def idf(self, term: str) -> float:
         n = self.df.get(term, 0)
@@ -172,8 +180,10 @@ def predict(scorer: Scorer, prompts: list[TriggerPrompt], min_score: float, min_
             chosen, reason = None, f"best score {best_score:.2f} < trigger_min_score {min_score}"
         elif best_score - second < min_margin or best_score == second:
             chosen, reason = None, f"{best} does not beat the runner-up by trigger_min_margin {min_margin}"
-        elif n_terms < needed:
+        elif n_terms < needed and not (n_terms == 1 and scorer.names_only(next(iter(contrib[best])), best)):
             chosen, reason = None, f"only {n_terms} matched term(s) for {best}; a prediction needs {needed}"
+        elif n_terms < needed:
+            chosen, reason = best, f"1 matched term, {next(iter(contrib[best]))!r}, names {best} and no other skill"
         else:
             chosen, reason = best, f"{n_terms} matched terms, score {best_score:.2f}, margin {best_score - second:.2f}"
         top = [name for name, sc in ranked[:3] if sc > 0]
