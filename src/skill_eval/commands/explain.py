@@ -12,7 +12,7 @@ from skill_eval.errors import SkillEvalError
 from skill_eval.output import emit
 
 NAME = "explain"
-HELP = "explain a term: L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, evidence, pending, subject, tier, k"
+HELP = "explain a term: L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, evidence, pending, subject, tier, k, adopt"
 
 TERMS: dict[str, str] = {
     "L0": "structural check (`check-skills`): Agent Skills frontmatter rules, every link and named path resolves "
@@ -42,11 +42,16 @@ TERMS: dict[str, str] = {
     "evidence": "transcript bundles under <evals>/evidence/, recorded by `skill-eval run` and re-graded by `pr`; "
                 "the evidence gate demands the complete expected set for the risk suite.",
     "pending": "evidence-pending.yaml lists expected evidence not recorded yet, each with a reason: printed loudly, "
-               "excuses only a missing bundle in the merge stage, and can only shrink.",
+               "excuses only a missing bundle in the merge stage, and can only shrink. Stale evidence being re-recorded "
+               "goes in evidence-rerecord.yaml (`skill-eval freshness --defer REASON`): bound to the current digest, "
+               "expiring within 30 days, merge stage only, listed as pending in every summary.",
     "subject": "an optional verdict-producing CLI your skills drive ([subject] in skill-eval.toml): its verdict ladder, "
                "exit codes and report fields make dimensions 2 and 6 and the command/flag surface check possible.",
     "tier": "how activation was observed: tier 1 the agent reported it (Claude Skill tool, Gemini activate_skill), "
             "tier 2 only reads of the installed skill files (Codex), manual otherwise.",
+    "adopt": "`skill-eval init PATH` finds the repository's SKILL.md folders, writes a config for them (no subject, no "
+             "published copy unless one exists), nox/Make/pre-commit entries on the real paths and the pack; `pr` then "
+             "runs only the checks that apply and names how to turn on each of the others.",
     "k": "runs per (scenario, arm) (default 3); zero-tolerance dimensions use pass^k: every run must pass.",
 }
 
