@@ -207,3 +207,18 @@ def test_generated_make_targets_find_skill_eval_or_say_how(tmp_path):
                        env={**env, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert r.returncode == 0, r.stdout + r.stderr
     assert "wrote agent-evals/skills/skill-eval-pack.json" in r.stdout
+
+
+def test_init_with_a_broken_skill_still_adopts_and_pr_names_it(tmp_path, capsys):
+    repo = public_skills_repo(tmp_path / "r")
+    p = repo / "skills/changelog/SKILL.md"
+    p.write_text(p.read_text().replace("name: changelog", "name: changelog\nname: changelog"))
+    assert main(["init", str(repo)]) == 0
+    out = capsys.readouterr().out
+    assert "pack not written" in out and "duplicate key 'name'" in out
+    assert main(["pr", "--root", str(repo), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    l0 = report["steps"][0]["detail"]
+    assert ("skills/changelog/SKILL.md", "invalid YAML at line 3 column 1: duplicate key 'name'") in [
+        (e["where"], e["message"]) for e in l0["errors"]]
+    assert len(l0["skills"]) == 5  # the other skills are still checked

@@ -54,7 +54,7 @@ def test_duplicate_frontmatter_key_is_that_skills_finding(mini_repo, capsys):
     p.write_text(p.read_text().replace("name: beta", "name: beta\nname: beta"))
     rc, out = run_check(mini_repo, capsys)
     assert rc == 1
-    assert "error: skills-src/beta/SKILL.md: invalid YAML at line 2 column 1: duplicate key 'name'" in out
+    assert "error: skills-src/beta/SKILL.md: invalid YAML at line 3 column 1: duplicate key 'name'" in out  # file line numbers
     assert "1 skill, 1 error" in out  # alpha is still checked; beta's published copy is not a second finding
 
 

@@ -87,7 +87,7 @@ def split_frontmatter(text: str, source: object) -> tuple[dict[str, Any], str]:
                          fix="end the frontmatter with a line holding only ---")
     block = m.group(1)
     blank = not re.sub(r"(?m)^[ \t]*#.*$", "", block).strip()  # empty, or only comments
-    data = {} if blank else strict.loads_yaml(block, source)
+    data = {} if blank else strict.loads_yaml("\n" + block, source)  # "\n": YAML line numbers = file line numbers
     if data is None:  # only comments
         data = {}
     if not isinstance(data, dict):
