@@ -222,3 +222,23 @@ def test_init_with_a_broken_skill_still_adopts_and_pr_names_it(tmp_path, capsys)
     assert ("skills/changelog/SKILL.md", "invalid YAML at line 3 column 1: duplicate key 'name'") in [
         (e["where"], e["message"]) for e in l0["errors"]]
     assert len(l0["skills"]) == 5  # the other skills are still checked
+
+
+def test_init_generates_an_explicitly_requested_published_copy(tmp_path, capsys):
+    repo = tmp_path / "r"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _write(repo, "skills/alpha/SKILL.md", "---\nname: alpha\ndescription: Alpha. Use for alpha.\n---\nx\n")
+    assert main(["init", str(repo), "--published", ".agents/skills"]) == 0
+    assert (repo / ".agents/skills/alpha/SKILL.md").read_text() == (repo / "skills/alpha/SKILL.md").read_text()
+    capsys.readouterr()
+    assert main(["pr", "--root", str(repo)]) == 0, capsys.readouterr().out
+
+
+def test_init_refuses_a_pyproject_config(tmp_path, capsys):
+    repo = tmp_path / "r"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _write(repo, "pyproject.toml", '[tool.skill-eval]\nschema_version = 1\n')
+    assert main(["init", str(repo)]) == 2
+    assert "already has a [tool.skill-eval] table" in capsys.readouterr().err

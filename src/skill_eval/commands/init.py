@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from skill_eval import config, pack
+from skill_eval import config, pack, strict
 from skill_eval.errors import ConfigError, SkillEvalError
 from skill_eval.output import emit
 from skill_eval.skills import NOT_SKILL_DIRS
@@ -241,6 +241,10 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"{root} is not inside a git repository", fix=f"run `git init {root}` first")
     if (root / config.CONFIG_NAME).exists() and not args.force:
         raise ConfigError(f"{root / config.CONFIG_NAME} already exists", fix="pass --force to add missing files only")
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file() and "skill-eval" in strict.load_toml(pyproject).get("tool", {}):
+        raise ConfigError("pyproject.toml already has a [tool.skill-eval] table", source=pyproject,
+                          fix="keep configuring it there, or remove it before `skill-eval init`")
     p = plan(root, args.source, args.published)
     lines = [f"  found {n} skill(s) in {r}/" for r, n in sorted(p.detected.roots.items())] or ["  found no SKILL.md"]
     lines.append(f"  source: {p.source}/" + (" (new: an example skill is scaffolded there)" if p.example else ""))
@@ -257,10 +261,16 @@ def run(args: argparse.Namespace) -> int:
     for rel, action, data in p.files:
         write_file(root / rel, data, append=action == "append")
     cfg = config.load(root)
-    if cfg.published and p.example:
+    fresh = [d for d in cfg.published if not (root / d).exists()]
+    if fresh and len(fresh) == len(cfg.published):
+        # Only folders that do not exist yet (asked for with --published): never replace a folder
+        # that may hold an agent's other skills. Existing copies are parity-checked by L0 instead.
         from skill_eval import generate
 
         generate.write_published(cfg)
+        lines += [f"  create {d}/ (generated copies of {p.source}/)" for d in fresh]
+    elif fresh:
+        lines.append(f"  note: {', '.join(fresh)} not generated (other published folders exist); run `make skill-eval-pack`")
     try:
         path = pack.write(cfg)
         lines.append(f"  create {path.relative_to(root)}")
