@@ -242,3 +242,17 @@ def test_init_refuses_a_pyproject_config(tmp_path, capsys):
     _write(repo, "pyproject.toml", '[tool.skill-eval]\nschema_version = 1\n')
     assert main(["init", str(repo)]) == 2
     assert "already has a [tool.skill-eval] table" in capsys.readouterr().err
+
+
+def test_published_hooks_fire_on_common_skill_layouts():
+    import re
+
+    import yaml
+
+    hooks = {h["id"]: h for h in yaml.safe_load((Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text())}
+    for hook in ("skill-eval-pack", "skill-eval-check-skills"):
+        pat = re.compile(hooks[hook]["files"])
+        for path in ("skills/pdf/SKILL.md", "skills-src/a/scripts/x.py", ".claude/skills/a/SKILL.md",
+                     "plugins/p/skills/a/references/r.md", "skill-eval.toml"):
+            assert pat.search(path), (hook, path)
+        assert not pat.search("src/app/main.py")
