@@ -42,6 +42,8 @@ EVALS_ROOT = "agent-evals/skills"
 # Where agents discover project skills (never a place init publishes an example into).
 DISCOVERY_DIRS = (".claude/skills", ".agents/skills", ".gemini/skills", ".codex/skills", ".github/skills")
 _SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".nox", ".tox", "dist", "build"})
+# Never where a repository keeps the skills it ships: test fixtures and templates.
+_NOT_SOURCES = frozenset({"tests", "test", "testdata", "fixtures"}) | NOT_SKILL_DIRS
 _MAX_DEPTH = 7
 
 
@@ -83,8 +85,8 @@ def detect(root: Path) -> Detected:
         here = Path(dirpath)
         rel = here.relative_to(root)
         depth = len(rel.parts)
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not (here / d).is_symlink()
-                             and depth < _MAX_DEPTH)
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and d not in _NOT_SOURCES
+                             and not (here / d).is_symlink() and depth < _MAX_DEPTH)
         if "SKILL.md" in filenames and depth >= 1 and here.name not in NOT_SKILL_DIRS:
             parent = rel.parent.as_posix()
             if parent == ".":
