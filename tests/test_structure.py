@@ -75,7 +75,7 @@ def test_link_escaping_the_skill(mini_repo, capsys):
 
 
 def test_unresolved_references_path_mention(mini_repo, capsys):
-    p = mini_repo / "skills-src/beta/SKILL.md"
+    p = mini_repo / "skills-src/alpha/SKILL.md"  # alpha has a references/ folder
     p.write_text(p.read_text() + "\nRead references/ghost.md first.\n")
     regen(mini_repo)
     rc, out = run_check(mini_repo, capsys)

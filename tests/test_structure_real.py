@@ -101,8 +101,10 @@ def test_every_link_form_and_named_path_is_resolved(repo, capsys):
         "See [guide](references/missing%20guide.md), [logo][l], <a href=\"docs/gone.md\">x</a>.\n\n"
         "```bash\npython scripts/nope.py --in data.csv\n```\n"
         "Assets: `assets/icon.svg`. Our own folder: `templates/missing.html`.\n\n[l]: assets/logo.png\n"),
-        files={"templates/base.html": "<html/>\n"})
-    rc, errors, _ = check(repo, capsys)
+        files={"templates/base.html": "<html/>\n", "assets/other.png": b"x", "references/other.md": "x\n",
+               "scripts/other.py": "x\n"})
+    add(repo, "no-folders", GOOD.format(n="no-folders") + "Run `python scripts/build.py` in your project.\n")
+    rc, errors, out = check(repo, capsys)
     assert rc == 1
     assert sorted(m for w, m in errors if w == "skills/bad/SKILL.md") == sorted([
         "broken relative link 'references/missing guide.md' (no references/missing guide.md in the published skill)",
@@ -115,6 +117,10 @@ def test_every_link_form_and_named_path_is_resolved(repo, capsys):
         "names 'templates/missing.html', which does not exist in the skill",
     ])
     assert not [e for e in errors if e[0] != "skills/bad/SKILL.md"]
+    # a skill with no scripts/ folder naming scripts/build.py: maybe the user's path — a warning, not an error
+    assert [(w["where"], w["message"]) for w in out["warnings"]] == [
+        ("skills/no-folders/SKILL.md", "names 'scripts/build.py', but the skill has no scripts/ folder "
+                                       "(ship it, or write the path so it is clearly the user's)")]
 
 
 @pytest.mark.parametrize("field,value,needle", [

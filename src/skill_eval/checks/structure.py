@@ -123,7 +123,8 @@ def check_links(cfg: Config, skill: Skill) -> list[Finding]:
         while p:
             p = posixpath.dirname(p)
             dirs.add(p)
-    tops = sorted({p.split("/", 1)[0] for p in tree if "/" in p} | set(STANDARD_DIRS))
+    has = {p.split("/", 1)[0] for p in tree if "/" in p}
+    tops = sorted(has | set(STANDARD_DIRS))
     mention = re.compile(r"(?<![\w/.$~@:%-])(?:\./)?((?:" + "|".join(map(re.escape, tops)) + r")/" + _PATH_CHARS + r"+)")
     out = []
     for path, entry in sorted(tree.items()):
@@ -151,7 +152,12 @@ def check_links(cfg: Config, skill: Skill) -> list[Finding]:
             spaced = text[m.end():m.end() + 1] == " " and any(t.startswith(ref + " ") for t in tree)  # `a b.md`
             if not spaced and not any(c in tree or c.rstrip("/") in dirs for c in candidates):
                 reported.add(ref)
-                out.append(Finding("error", source, f"names {ref!r}, which does not exist in the skill"))
+                top = ref.removeprefix("./").split("/", 1)[0]
+                if top in has:
+                    out.append(Finding("error", source, f"names {ref!r}, which does not exist in the skill"))
+                else:  # the skill has no such folder: maybe a path in the user's project, maybe a missing folder
+                    out.append(Finding("warning", source, f"names {ref!r}, but the skill has no {top}/ folder "
+                                                          "(ship it, or write the path so it is clearly the user's)"))
     return out
 
 
