@@ -71,7 +71,7 @@ def not_applicable(cfg, mod_name: str) -> str | None:
                 "to check the subject CLI's commands and flags")
     if mod_name == "check_triggers" and not content.present(cfg, content.TRIGGER_CORPUS):
         return f"no {ev}/{content.TRIGGER_CORPUS} — add labelled prompts (with negatives) to turn on L1s"
-    if mod_name == "golden" and not (cfg.evals_dir / "golden" / "manifest.yaml").exists():
+    if mod_name == "golden" and not (cfg.evals_dir / "golden").exists():  # a golden/ without manifest fails in the step
         return f"no {ev}/golden/manifest.yaml — add golden good/bad bundles to turn on L4"
     if mod_name == "evidence" and not any(
         content.present(cfg, n) for n in (content.SCENARIOS, "evidence", "evidence-pending.yaml")
