@@ -34,7 +34,11 @@ def test_malformed_inputs(mini_repo, capsys, rel, text, needle):
 
 def test_bad_utf8_in_skill(mini_repo, capsys):
     (mini_repo / "skills-src/beta/SKILL.md").write_bytes(b"---\nname: beta\ndescription: \xff\n---\n")
-    assert main(["check-skills", "--root", str(mini_repo)]) == 2
+    # L0: that skill's own finding (the other skills are still checked), not an abort
+    assert main(["check-skills", "--root", str(mini_repo)]) == 1
+    assert "error: skills-src/beta/SKILL.md: invalid UTF-8 at byte 28" in capsys.readouterr().out
+    # anything that must read the skill (the pack) still fails closed with one line
+    assert main(["pack", "--check", "--root", str(mini_repo)]) == 2
     assert "invalid UTF-8" in one_line_error(capsys)
 
 

@@ -123,7 +123,10 @@ def test_cli_reports_stale_bundle_and_skill(mini_repo, capsys):
     p.write_text(p.read_text() + "edit\n")
     assert main(["freshness", "--root", str(mini_repo)]) == 1
     out = capsys.readouterr().out
-    assert "skill:alpha: stale" in out and "re-record evidence for: alpha" in out
+    assert out.splitlines()[0].startswith("  fix: re-record the evidence of alpha: `make eval-risk`")  # the fix first
+    assert "  alpha: 1 bundle stale (moved: skill:alpha)" in out
+    assert main(["freshness", "--root", str(mini_repo), "--verbose"]) == 1
+    assert "skill:alpha: stale" in capsys.readouterr().out
 
 
 def test_cli_unreadable_meta(mini_repo, capsys):

@@ -10,19 +10,19 @@ def test_init_then_pack_and_checks(tmp_path, capsys):
     assert main(["init", str(repo)]) == 0
     assert "init: ok" in capsys.readouterr().out
     for rel in ("skill-eval.toml", "noxfile.py", "Makefile", "skill-eval.mk", ".pre-commit-config.yaml",
-                ".agents/skills/example-review/SKILL.md", ".claude/skills/example-review/references/shared/claim-envelope.md",
+                "skills/example-skill/SKILL.md", "agent-evals/skills/trigger_corpus.yaml",
                 "agent-evals/skills/skill-eval-pack.json"):
         assert (repo / rel).is_file(), rel
-    assert main(["pack", "--root", str(repo)]) == 0
+    assert not (repo / ".agents").exists() and not (repo / ".claude").exists()  # never published into discovery dirs
     assert main(["pack", "--check", "--root", str(repo)]) == 0
     assert main(["check-skills", "--root", str(repo)]) == 0
     assert main(["check-triggers", "--root", str(repo)]) == 0
     capsys.readouterr()
     # the scaffolded repo gates like ours: a skill edit without regenerating the pack fails
-    p = repo / "skills-src/example-review/SKILL.md"
+    p = repo / "skills/example-skill/SKILL.md"
     p.write_text(p.read_text() + "\nmore\n")
     assert main(["pack", "--check", "--root", str(repo)]) == 1
-    assert "skill:example-review" in capsys.readouterr().out
+    assert "skill:example-skill" in capsys.readouterr().out
 
 
 def test_init_keeps_existing_files(tmp_path, capsys):

@@ -78,7 +78,7 @@ MUTATIONS = {
         lambda r: edit(r, ".claude/skills/abi-release-matrix/SKILL.md", lambda t: t + "drift\n"),
         [".claude/skills/abi-release-matrix/SKILL.md: differs from its source"],
     ),
-    "stale bundle": (_stale_bundle, ["skill:abi-compat-review: stale"]),
+    "stale bundle": (_stale_bundle, ["(moved: skill:abi-compat-review)"]),
 }
 
 
@@ -132,6 +132,7 @@ def test_skill_edit_without_new_evidence_names_skill_and_what_to_run(repo_copy, 
     rc, out = run_pr(repo_copy, capsys)
     assert rc == 1
     assert "pack ok" in out and "freshness fail" in out and "evidence fail" in out
-    assert "re-record evidence for: abi-consumer-impact, trigger (make eval-risk" in out
-    assert "skill:abi-consumer-impact: stale" in out
-    assert "skill:abi-compat-review: stale" not in out  # other skills keep their evidence
+    assert "fix: re-record the evidence of abi-consumer-impact, trigger: `make eval-risk`" in out  # the fix first
+    assert "(moved: skill:abi-consumer-impact)" in out
+    assert "skill:abi-compat-review" not in out  # other skills keep their evidence
+    assert len(out.splitlines()) < 80  # one summary per skill, not a per-bundle wall

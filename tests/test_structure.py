@@ -49,11 +49,13 @@ def test_description_too_long(mini_repo, capsys):
     assert rc == 1 and "the limit is 1024" in out
 
 
-def test_duplicate_frontmatter_key_is_usage_error(mini_repo, capsys):
+def test_duplicate_frontmatter_key_is_that_skills_finding(mini_repo, capsys):
     p = mini_repo / "skills-src/beta/SKILL.md"
     p.write_text(p.read_text().replace("name: beta", "name: beta\nname: beta"))
-    assert main(["check-skills", "--root", str(mini_repo)]) == 2
-    assert "duplicate key 'name'" in capsys.readouterr().err
+    rc, out = run_check(mini_repo, capsys)
+    assert rc == 1
+    assert "error: skills-src/beta/SKILL.md: invalid YAML at line 3 column 1: duplicate key 'name'" in out  # file line numbers
+    assert "1 skill, 1 error" in out  # alpha is still checked; beta's published copy is not a second finding
 
 
 def test_broken_relative_link(mini_repo, capsys):
@@ -73,7 +75,7 @@ def test_link_escaping_the_skill(mini_repo, capsys):
 
 
 def test_unresolved_references_path_mention(mini_repo, capsys):
-    p = mini_repo / "skills-src/beta/SKILL.md"
+    p = mini_repo / "skills-src/alpha/SKILL.md"  # alpha has a references/ folder
     p.write_text(p.read_text() + "\nRead references/ghost.md first.\n")
     regen(mini_repo)
     rc, out = run_check(mini_repo, capsys)

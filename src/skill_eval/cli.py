@@ -36,6 +36,9 @@ COMMANDS: dict[str, str] = {
     "model-server": "model_server",
     "lift": "lift",
     "scorecard": "scorecard",
+    "import": "import_cmd",
+    "export": "export_cmd",
+    "explain": "explain",
 }
 
 
@@ -60,10 +63,13 @@ def add_common(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser(argv_command: str | None = None) -> argparse.ArgumentParser:
+    from skill_eval.commands.explain import epilog
+
     parser = argparse.ArgumentParser(
         prog="skill-eval",
         description="Prove with re-runnable evidence that Agent Skills work. "
         "Exit codes: 0 ok, 1 a check failed, 2 usage or configuration error.",
+        epilog=epilog(),
     )
     parser.add_argument("--version", action="version", version=f"skill-eval {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -128,6 +128,11 @@ class Config:
         return self.root / rel
 
     @property
+    def has_subject(self) -> bool:
+        """Whether the host configured a verdict-producing subject tool ([subject] is optional)."""
+        return self.subject is not NO_SUBJECT
+
+    @property
     def evals_dir(self) -> Path:
         return self.root / self.evals_root
 
@@ -165,8 +170,16 @@ def _has_config(root: Path) -> bool:
     return (root / CONFIG_NAME).is_file() or (root / "pyproject.toml").is_file()
 
 
-def _build(root: Path, source: Path, raw: dict[str, Any]) -> Config:
-    s = raw["subject"]
+# A host without a [subject] (most skills repositories): an empty profile, so code that only
+# reads lists (surface files, invocation classes) sees none; `Config.has_subject` gates the
+# checks that need a verdict-producing tool (DESIGN §3, revision turn 2).
+NO_SUBJECT = SubjectProfile(name="", verdicts=(), green=frozenset(), exit_codes={}, report_format="json",
+                            verdict_path="", evidence_commands=())
+
+
+def _subject(source: Path, s: dict[str, Any] | None) -> SubjectProfile:
+    if s is None:
+        return NO_SUBJECT
     verdicts = tuple(s["verdicts"])
     for g in s["green"]:
         if g not in verdicts:
@@ -193,7 +206,7 @@ def _build(root: Path, source: Path, raw: dict[str, Any]) -> Config:
     report = s["report"]
     outputs = s["outputs"]
     surface = s.get("surface", {})
-    subject = SubjectProfile(
+    return SubjectProfile(
         name=s["name"],
         verdicts=verdicts,
         green=frozenset(s["green"]),
@@ -220,6 +233,10 @@ def _build(root: Path, source: Path, raw: dict[str, Any]) -> Config:
         package=s.get("package"),
         version=s.get("version"),
     )
+
+
+def _build(root: Path, source: Path, raw: dict[str, Any]) -> Config:
+    subject = _subject(source, raw.get("subject"))
     skills = raw["skills"]
     evals = raw["evals"]
     source_dir = skills["source"]

@@ -121,6 +121,14 @@ def evals_path(cfg: Config, rel: str) -> Path:
     return fsio.repo_path(cfg.root, f"{cfg.evals_root}/{rel}")
 
 
+def present(cfg: Config, name: str) -> bool:
+    """Whether an optional content file exists (a host turns a feature on by adding it).
+
+    A symlink or other non-regular entry counts as present, so its reader refuses it loudly."""
+    path = cfg.evals_dir / name
+    return path.exists() or path.is_symlink()
+
+
 def _load_any(path: Path) -> Any:
     return strict.load_json(path) if path.suffix == ".json" else strict.load_yaml(path)
 

@@ -130,6 +130,15 @@ def _default_freshness(cfg: Config) -> Callable[[dict[str, Any]], list[str]]:
     return lambda meta: freshness.check_bundle_freshness(cfg, meta, cur)
 
 
+def _deferrals(cfg: Config, stage: str):
+    """Re-record deferrals (rerecord.py), or None when the host has none (no extra digest work)."""
+    from skill_eval import freshness, rerecord
+
+    if not (cfg.evals_dir / rerecord.FILE).exists():
+        return None
+    return rerecord.Deferrals(cfg, freshness.current(cfg), stage)
+
+
 def _slots(cfg: Config, suite_obj: Any, expected_fn: Callable[..., Any]) -> set[Slot]:
     return {Slot(e.kind, e.skill, e.arm, e.item_id, e.k) for e in expected_fn(cfg, suite_obj)}
 
@@ -193,10 +202,14 @@ def check(cfg: Config, suite: str = "risk", base: str | None = None, stage: str 
             report.pending.append(f"PENDING {key[0]} {key[1]}: {pend_keys[key]['reason']}")
 
     catalog = catalog or Catalog(cfg)
+    deferrals = _deferrals(cfg, stage) if found else None
     for f in found:
         if f.meta is None:
             continue
-        for p in fresh(f.meta):
+        stale = fresh(f.meta)
+        if deferrals is not None and deferrals.excuses(f.meta, stale):
+            stale = []  # reviewed, expiring, digest-bound deferral (rerecord.py): listed as pending below
+        for p in stale:
             report.errors.append(f"stale: evidence/{f.rel}: {p}")
         g = grade_bundle(f.path, catalog)
         report.grades.append(g)
@@ -204,6 +217,9 @@ def check(cfg: Config, suite: str = "risk", base: str | None = None, stage: str 
             c = g.checks.get(name)
             if c is not None and c.failed:
                 report.errors.append(f"bad bundle: evidence/{f.rel}: {name}: " + "; ".join(c.reasons[:3]))
+    if deferrals is not None:
+        report.pending += deferrals.pending_lines()
+        report.errors += deferrals.problems()
     zero = catalog.rubric.zero_tolerance if catalog.rubric else (2, 6)
     report.errors += gates.pass_k([g for g in report.grades if g.kind == "behavioral"], cfg.k, tuple(zero))
     report.errors += baselines.gate(cfg, report.grades, stage)

@@ -14,13 +14,13 @@ import posixpath
 from skill_eval import fsio, strict
 from skill_eval.config import Config
 from skill_eval.hashing import MODE_EXEC, MODE_FILE, TreeEntry, digest_entries, walk_tree
-from skill_eval.skills import Skill, discover, published_path, rewrite_links
+from skill_eval.skills import Skill, decode_markdown, discover, published_path, rewrite_links
 
 SKILL_DOMAIN = "skill-eval-skill-v1"
 
 
 def _rewrite(cfg: Config, repo_file: str, published_file: str, data: bytes) -> bytes:
-    text = strict.decode_utf8(data, repo_file)
+    text, bom = decode_markdown(data, repo_file)
     shared = cfg.skills_shared.rstrip("/") + "/"
 
     def mapping(target: str) -> str | None:
@@ -32,7 +32,8 @@ def _rewrite(cfg: Config, repo_file: str, published_file: str, data: bytes) -> b
         same = posixpath.normpath(posixpath.join(here, target)) == posixpath.normpath(posixpath.join(here, new))
         return None if same else new  # keep bytes when the link already works (fragment -> fragment)
 
-    return rewrite_links(text, mapping).encode("utf-8")
+    out = rewrite_links(text, mapping).encode("utf-8")
+    return b"\xef\xbb\xbf" + out if bom else out  # the copy keeps the source's bytes
 
 
 def skill_tree(cfg: Config, skill: Skill) -> list[TreeEntry]:

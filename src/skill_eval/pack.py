@@ -140,7 +140,7 @@ def harness_entry(cfg: Config, skills: list[str]) -> Entry:
         for name, files in tool_harness_files().items():
             entries.extend(files)
             inputs[name] = digest_entries(HARNESS_DOMAIN, files)
-    launch = {"agent": cfg.raw.get("agent", {}), "subject": cfg.raw["subject"]}
+    launch = {"agent": cfg.raw.get("agent", {}), "subject": cfg.raw.get("subject")}
     launch_digest = record_digest(HARNESS_DOMAIN, launch)
     entries.append(TreeEntry(LAUNCH_CONFIG, MODE_FILE, launch_digest.encode()))
     inputs[LAUNCH_CONFIG] = launch_digest
@@ -159,12 +159,17 @@ def compute(cfg: Config, skills: dict[str, Skill] | None = None) -> dict[str, En
     """Every pack entry for the current working tree."""
     skills = skills if skills is not None else discover(cfg)
     names = sorted(skills)
-    truth = content.load_ground_truth(cfg)
-    scenarios = content.load_scenarios(cfg, skills=set(names), truth=truth)
+    # Scenarios, ground truth, the trigger corpus and the rubric are features a host turns on
+    # by adding the file (DESIGN §3 turn 2); a present file is always loaded and validated.
+    truth = content.load_ground_truth(cfg) if content.present(cfg, content.GROUND_TRUTH) else {}
+    scenarios = content.load_scenarios(cfg, skills=set(names), truth=truth) if content.present(cfg, content.SCENARIOS) else []
     # Validate every content file here too, so `pack --check` (the pre-commit hook) fails
     # closed on a malformed corpus or rubric even though only their bytes are hashed.
-    content.load_trigger_corpus(cfg, skills=set(names))
-    content.load_rubric(cfg)
+    has_corpus = content.present(cfg, content.TRIGGER_CORPUS)
+    if has_corpus:
+        content.load_trigger_corpus(cfg, skills=set(names))
+    if content.present(cfg, content.RUBRIC):
+        content.load_rubric(cfg)
     entries: dict[str, Entry] = {}
     for name in names:
         e = skill_entry(cfg, skills[name])
@@ -173,7 +178,7 @@ def compute(cfg: Config, skills: dict[str, Skill] | None = None) -> dict[str, En
         e = scenario_entry(cfg, sc, truth[sc.fixture])
         entries[e.key] = e
     if names:
-        for e in (corpus_entry(cfg, names), harness_entry(cfg, names)):
+        for e in ((corpus_entry(cfg, names),) if has_corpus else ()) + (harness_entry(cfg, names),):
             entries[e.key] = e
     return entries
 

@@ -77,8 +77,10 @@ def select(cfg: Config, suite: str = "risk", base: str | None = None, cur: Curre
         for key in moved:
             affected_set.update(cur.affects(key) or (all_skills if key == "surface" else ()))
         affected = sorted(affected_set)
-    truth = content.load_ground_truth(cfg)
-    scenarios = [s for s in content.load_scenarios(cfg, skills=set(all_skills), truth=truth) if s.ready]
+    # Scenarios and the trigger corpus are optional features (DESIGN §3 turn 2): absent, none expected.
+    truth = content.load_ground_truth(cfg) if content.present(cfg, content.GROUND_TRUTH) else {}
+    scenarios = ([s for s in content.load_scenarios(cfg, skills=set(all_skills), truth=truth) if s.ready]
+                 if content.present(cfg, content.SCENARIOS) else [])
     chosen: dict[str, str] = {}
     for skill in affected:
         mine = [s for s in scenarios if s.skill == skill]
@@ -97,7 +99,8 @@ def select(cfg: Config, suite: str = "risk", base: str | None = None, cur: Curre
             pick = pick or next((s for s in green if s.id not in chosen), None)
             if pick:
                 chosen[pick.id] = f"green floor ({probe} probe)"
-    prompts = tuple(content.load_trigger_corpus(cfg, skills=set(all_skills))) if affected else ()
+    prompts = (tuple(content.load_trigger_corpus(cfg, skills=set(all_skills)))
+               if affected and content.present(cfg, content.TRIGGER_CORPUS) else ())
     picked = tuple(s for s in scenarios if s.id in chosen)
     return Suite(suite, tuple(affected), tuple(moved), picked, prompts, chosen)
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from skill_eval import fsio, strict
 from skill_eval.config import Config
@@ -18,15 +20,25 @@ from skill_eval.errors import ConfigError, InputError
 from skill_eval.hashing import TreeEntry, walk_tree
 
 SKILL_FILE = "SKILL.md"
-# [text](target "title") — the target is group 1; images share the syntax.
-LINK_RE = re.compile(r"(!?\[[^\]\n]*\]\()([^)\s]+)((?:\s+\"[^\"\n]*\")?\))")
+# Folders under the source tree that are never skills (anthropics/skills ships `template/`):
+# skipped by rule and reported as a note, never as a broken skill.
+NOT_SKILL_DIRS = frozenset({"template", "templates"})
+# [text](target "title") — the target is group 2; images share the syntax. A target may be
+# written <with spaces> in angle brackets.
+LINK_RE = re.compile(r"(!?\[[^\]\n]*\]\()(<[^>\n]*>|[^)\s]+)((?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\))")
+# [label]: target "title" — a reference-style link definition (CommonMark, up to 3 spaces indent).
+REFDEF_RE = re.compile(r"(?m)^([ ]{0,3}\[[^\]\n]+\]:[ \t]*)(<[^>\n]*>|\S+)(.*)$")
+# <a href="..."> / <img src="..."> in inline HTML.
+HTML_LINK_RE = re.compile(r"""<(?:a|img|source|link)\b[^>]*?\b(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
 _EXTERNAL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:|^//|^#")
+_BOM = "\ufeff"
+_FRONTMATTER_RE = re.compile(r"\A---[ \t]*\n(.*?)^---[ \t]*(?:\n|\Z)", re.S | re.M)
 
 
 @dataclass(frozen=True)
 class Link:
     file: str  # skill-relative (or fragment-relative) path of the file holding the link
-    target: str  # as written, without #fragment
+    target: str  # as written (percent-decoded), without #fragment
     resolved: str  # repository-relative, normalized
 
 
@@ -39,43 +51,77 @@ class Skill:
     body: str
     links: list[Link] = field(default_factory=list)
     cites: list[str] = field(default_factory=list)  # repo-relative fragment paths, transitive, sorted
+    warnings: list[str] = field(default_factory=list)  # accepted but worth fixing (a BOM)
+
+
+@dataclass(frozen=True)
+class FolderProblem:
+    """A folder under the source tree that is not a usable skill: the L0 finding for it alone."""
+
+    dir: str  # repository-relative
+    level: str  # error (a broken skill) | note (not a skill, skipped by rule)
+    message: str
+    fix: str | None = None
+    where: str = ""  # the file inside the folder the problem is in, repository-relative
+
+    @property
+    def location(self) -> str:
+        return self.where or self.dir
+
+
+def decode_markdown(data: bytes, source: object) -> tuple[str, bool]:
+    """UTF-8 text of a Markdown file and whether it had a BOM (accepted: YAML and CommonMark allow it)."""
+    had_bom = data.startswith(b"\xef\xbb\xbf")
+    return strict.decode_utf8(data[3:] if had_bom else data, source), had_bom
 
 
 def split_frontmatter(text: str, source: object) -> tuple[dict[str, Any], str]:
-    """Split `---\\nYAML\\n---\\nbody`; the frontmatter must be a mapping."""
-    if not text.startswith("---\n"):
+    """Split `---\\nYAML\\n---\\nbody` (LF or CRLF); an empty block is an empty mapping."""
+    text = text.removeprefix(_BOM).replace("\r\n", "\n")
+    if not re.match(r"---[ \t]*\n", text):
         raise InputError("does not start with a '---' frontmatter block", source=source,
                          fix="begin SKILL.md with ---, name:, description:, ---")
-    end = text.find("\n---\n", 4)
-    if end < 0:
-        if text.endswith("\n---"):
-            end = len(text) - 4
-        else:
-            raise InputError("frontmatter block is not closed with '---'", source=source)
-    data = strict.loads_yaml(text[4:end + 1], source)
+    m = _FRONTMATTER_RE.match(text)
+    if m is None:
+        raise InputError("frontmatter block is not closed with a '---' line", source=source,
+                         fix="end the frontmatter with a line holding only ---")
+    block = m.group(1)
+    blank = not re.sub(r"(?m)^[ \t]*#.*$", "", block).strip()  # empty, or only comments
+    data = {} if blank else strict.loads_yaml("\n" + block, source)  # "\n": YAML line numbers = file line numbers
+    if data is None:  # only comments
+        data = {}
     if not isinstance(data, dict):
-        raise InputError("frontmatter is not a mapping", source=source)
-    return data, text[end + 5:]
+        raise InputError("frontmatter is not a mapping", source=source, fix="write the frontmatter as `key: value` lines")
+    return data, text[m.end():]
+
+
+def _clean_target(raw: str) -> str | None:
+    """A local link target, percent-decoded, without #fragment or ?query; None for URLs and anchors."""
+    t = raw.strip()
+    if t.startswith("<") and t.endswith(">"):
+        t = t[1:-1].strip()
+    if not t or _EXTERNAL.match(t):
+        return None
+    t = t.split("#", 1)[0].split("?", 1)[0]
+    return unquote(t) or None
 
 
 def iter_links(text: str) -> list[str]:
-    """Relative link targets in Markdown text, ignoring URLs, anchors and code spans/blocks."""
-    out = []
-    for target in LINK_RE.findall(_strip_code(text)):
-        t = target[1]
-        if t.startswith("<") and t.endswith(">"):
-            t = t[1:-1]
-        if _EXTERNAL.match(t):
-            continue
-        t = t.split("#", 1)[0]
-        if t:
-            out.append(t)
-    return out
+    """Relative link targets in Markdown text: inline, reference-style and HTML links.
+
+    URLs, anchors and links inside code spans/blocks are ignored; targets are
+    percent-decoded (`a%20b.md` names the file `a b.md`), as a Markdown renderer does.
+    """
+    text = _strip_code(text)
+    raw = [m.group(2) for m in LINK_RE.finditer(text)]
+    raw += [m.group(2) for m in REFDEF_RE.finditer(text)]
+    raw += [m.group(1) if m.group(1) is not None else m.group(2) for m in HTML_LINK_RE.finditer(text)]
+    return [t for t in (_clean_target(r) for r in raw) if t]
 
 
 def _strip_code(text: str) -> str:
     """Blank out fenced code blocks and inline code so example links there are not links."""
-    text = re.sub(r"(?ms)^(```|~~~).*?^\1[^\n]*$", lambda m: "\n" * m.group(0).count("\n"), text)
+    text = re.sub(r"(?ms)^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", lambda m: "\n" * m.group(0).count("\n"), text)
     return re.sub(r"`[^`\n]*`", "", text)
 
 
@@ -97,41 +143,83 @@ def _resolve(from_repo_file: str, target: str) -> str:
     return posixpath.normpath(posixpath.join(posixpath.dirname(from_repo_file), target))
 
 
-def discover(cfg: Config) -> dict[str, Skill]:
-    """Every skill folder under the source tree (the shared folder excluded), sorted by name."""
+def discover(cfg: Config, problems: list[FolderProblem] | None = None) -> dict[str, Skill]:
+    """Every skill folder under the source tree (the shared folder excluded), sorted by name.
+
+    A folder with no SKILL.md (or a `template/`) is not a skill and is skipped by rule.
+    A broken skill folder (symlink, non-UTF-8, BOM-less garbage, duplicate frontmatter key)
+    raises — unless `problems` is given, in which case it is recorded there as that
+    folder's own finding and the other skills are still discovered (the L0 check uses
+    this so one bad folder never hides the findings of the rest).
+    """
     src = fsio.repo_path(cfg.root, cfg.skills_source)
     if not src.is_dir():
-        raise ConfigError(f"skills.source {cfg.skills_source!r} is not a directory", source=cfg.source)
+        raise ConfigError(f"skills.source {cfg.skills_source!r} is not a directory", source=cfg.source,
+                          fix="point [skills] source at the folder holding one folder per skill")
     shared_rel = cfg.skills_shared
     skills: dict[str, Skill] = {}
     for child in sorted(src.iterdir()):
         rel = f"{cfg.skills_source}/{child.name}"
-        if rel == shared_rel or child.name.startswith("."):
+        if rel == shared_rel or child.name.startswith((".", "_")):
             continue
-        if child.is_symlink():
-            raise InputError("skill folder is a symlink", source=child)
-        if not child.is_dir():
+        try:
+            skill = _load_skill(child, rel, problems)
+        except InputError as exc:
+            if problems is None:
+                raise
+            problems.append(FolderProblem(rel, "error", exc.message, exc.fix, _relative(cfg, exc.source)))
             continue
-        if not (child / SKILL_FILE).is_file():
-            raise InputError(f"skill folder has no {SKILL_FILE}", source=child, fix=f"add {SKILL_FILE} or remove the folder")
-        files = walk_tree(child)
-        skill_md = next(e for e in files if e.path == SKILL_FILE)
-        text = strict.decode_utf8(skill_md.data, child / SKILL_FILE)
-        fm, body = split_frontmatter(text, child / SKILL_FILE)
-        skill = Skill(child.name, rel, files, fm, body)
-        for entry in files:
-            if entry.path.endswith(".md"):
-                md = strict.decode_utf8(entry.data, child / entry.path)
-                for target in iter_links(md):
-                    skill.links.append(Link(entry.path, target, _resolve(f"{rel}/{entry.path}", target)))
-        skills[child.name] = skill
+        if skill is not None:
+            skills[child.name] = skill
     _resolve_citations(cfg, skills)
     return skills
 
 
+def _relative(cfg: Config, source: str | None) -> str:
+    try:
+        return Path(source).relative_to(cfg.root).as_posix() if source else ""
+    except ValueError:
+        return source or ""
+
+
+def _load_skill(child: Path, rel: str, problems: list[FolderProblem] | None) -> Skill | None:
+    def note(message: str) -> None:
+        if problems is not None:
+            problems.append(FolderProblem(rel, "note", message))
+
+    if child.is_symlink():
+        raise InputError("skill folder is a symlink; skills must be real folders (their bytes are hashed)",
+                         source=child, fix="replace the symlink with the folder itself")
+    if not child.is_dir():
+        return None
+    if child.name in NOT_SKILL_DIRS:
+        note("skipped: a template folder is not a skill")
+        return None
+    if not (child / SKILL_FILE).is_file():
+        if any(p.name.lower() == SKILL_FILE.lower() for p in child.iterdir()):
+            raise InputError(f"the skill file must be named exactly {SKILL_FILE}", source=child,
+                             fix=f"rename it to {SKILL_FILE}")
+        note(f"skipped: no {SKILL_FILE}, so not a skill")
+        return None
+    files = walk_tree(child)
+    skill_md = next(e for e in files if e.path == SKILL_FILE)
+    text, bom = decode_markdown(skill_md.data, child / SKILL_FILE)
+    fm, body = split_frontmatter(text, child / SKILL_FILE)
+    skill = Skill(child.name, rel, files, fm, body)
+    if bom:
+        skill.warnings.append(f"{SKILL_FILE} starts with a UTF-8 byte-order mark; some agents have skipped such skills "
+                              "(save it as UTF-8 without BOM)")
+    for entry in files:
+        if entry.path.endswith(".md"):
+            md, _ = decode_markdown(entry.data, child / entry.path)
+            for target in iter_links(md):
+                skill.links.append(Link(entry.path, target, _resolve(f"{rel}/{entry.path}", target)))
+    return skill
+
+
 def fragment_links(cfg: Config, fragment: str) -> list[Link]:
     path = fsio.repo_path(cfg.root, fragment)
-    text = strict.read_text(path)
+    text, _ = decode_markdown(strict.read_bytes(path), path)
     return [Link(fragment, t, _resolve(fragment, t)) for t in iter_links(text)]
 
 

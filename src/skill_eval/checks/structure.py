@@ -14,21 +14,40 @@ import re
 import shlex
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
-from skill_eval import strict
 from skill_eval.config import Config
+from skill_eval.errors import SkillEvalError
 from skill_eval.generate import drift, skill_tree
-from skill_eval.skills import SKILL_FILE, Skill, citation_graph, discover, iter_links, shared_fragments
+from skill_eval.skills import (
+    SKILL_FILE,
+    FolderProblem,
+    Skill,
+    citation_graph,
+    decode_markdown,
+    discover,
+    iter_links,
+    shared_fragments,
+)
 
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 SPEC_KEYS = frozenset({"name", "description", "license", "compatibility", "metadata", "allowed-tools"})
 FENCE_RE = re.compile(r"(?ms)^(```|~~~)[^\n]*\n(.*?)^\1[^\n]*$")
-REF_PATH_RE = re.compile(r"(?<![\w/.-])(references/[\w./-]*[\w-])")
+# Claude Code / Codex / Gemini keys beyond the spec: accepted by those clients, so a warning
+# (a skills-ref validator rejects them); list them in skills.extension_keys to silence it.
+CLIENT_KEYS = frozenset({
+    "disable-model-invocation", "user-invocable", "model", "argument-hint", "when_to_use", "context", "agent",
+    "hooks", "effort", "paths",
+})
+# Folders every skill may name even before they exist (the spec's layout); any other top-level
+# folder of the skill is checked too once it exists.
+STANDARD_DIRS = ("scripts", "references", "assets")
+_PATH_CHARS = r"[^\s`'\"()\[\]<>{}|,;!?*$]"
 
 
 @dataclass(frozen=True)
 class Finding:
-    level: str  # error | warning
+    level: str  # error | warning | note (not a skill, skipped by rule)
     where: str
     message: str
 
@@ -61,18 +80,27 @@ def check_frontmatter(cfg: Config, skill: Skill) -> list[Finding]:
         err(f"description is {len(desc)} characters; the limit is 1024")
     comp = fm.get("compatibility")
     if comp is not None and (not isinstance(comp, str) or not 1 <= len(comp) <= 500):
-        err("compatibility must be a string of 1-500 characters")
+        size = f" (it is {len(comp)})" if isinstance(comp, str) else ""
+        err(f"compatibility must be a string of 1-500 characters{size}")
     meta = fm.get("metadata")
     if meta is not None and (not isinstance(meta, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in meta.items())):
         err("metadata must map strings to strings")
     tools = fm.get("allowed-tools")
-    if tools is not None and not isinstance(tools, str):
-        err("allowed-tools must be a space-separated string")
+    if isinstance(tools, list) and all(isinstance(t, str) for t in tools):
+        out.append(Finding("warning", where, "allowed-tools is a YAML list; the spec defines a space-separated string "
+                                             "(Claude Code accepts both, other clients may not)"))
+    elif tools is not None and (not isinstance(tools, str) or not tools.strip()):
+        err("allowed-tools must be a non-empty space-separated string, e.g. 'Bash(git:*) Read'")
     lic = fm.get("license")
-    if lic is not None and not isinstance(lic, str):
-        err("license must be a string")
+    if lic is not None and (not isinstance(lic, str) or not lic.strip()):
+        err("license must be a non-empty string (a license name, or a reference to a bundled license file)")
     for key in sorted(set(fm) - SPEC_KEYS - cfg.extension_keys):
-        err(f"unknown frontmatter field {key!r} (allowed: {', '.join(sorted(SPEC_KEYS))}; extension keys need skills.extension_keys)")
+        if key in CLIENT_KEYS:
+            out.append(Finding("warning", where, f"frontmatter field {key!r} is a client extension, not in the Agent Skills spec "
+                                                 "(add it to skills.extension_keys to accept it)"))
+        else:
+            err(f"unknown frontmatter field {key!r} (allowed: {', '.join(sorted(SPEC_KEYS))}; extension keys need skills.extension_keys)")
+    out += [Finding("warning", where, w) for w in skill.warnings]
     lines = skill.body.count("\n") + 1
     if lines > cfg.body_warn_lines:
         out.append(Finding("warning", where, f"body is {lines} lines (> {cfg.body_warn_lines}); move detail into references/"))
@@ -82,29 +110,54 @@ def check_frontmatter(cfg: Config, skill: Skill) -> list[Finding]:
 
 
 def check_links(cfg: Config, skill: Skill) -> list[Finding]:
-    """Every relative link and references/ path in the published tree resolves inside it."""
+    """Every relative link and every skill-relative path a Markdown file names resolves.
+
+    Resolution is inside the *published* tree (what an agent actually sees). Links are
+    inline, reference-style or HTML, percent-decoded; named paths are tokens such as
+    `scripts/fill.py` or `assets/logo.png`, in prose or code, under the spec's folders or
+    under any top-level folder the skill has.
+    """
     tree = {e.path: e for e in skill_tree(cfg, skill)}
     dirs = {posixpath.dirname(p) for p in tree} | {""}
     for p in list(dirs):
         while p:
             p = posixpath.dirname(p)
             dirs.add(p)
+    has = {p.split("/", 1)[0] for p in tree if "/" in p}
+    tops = sorted(has | set(STANDARD_DIRS))
+    mention = re.compile(r"(?<![\w/.$~@:%-])(?:\./)?((?:" + "|".join(map(re.escape, tops)) + r")/" + _PATH_CHARS + r"+)")
     out = []
     for path, entry in sorted(tree.items()):
         if not path.endswith(".md"):
             continue
         source = _source_of(cfg, skill, path)
-        text = strict.decode_utf8(entry.data, source)
+        try:
+            text, _ = decode_markdown(entry.data, source)
+        except SkillEvalError as exc:
+            out.append(Finding("error", source, exc.message))
+            continue
         for target in iter_links(text):
             resolved = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
             if resolved.startswith("../") or resolved == "..":
                 out.append(Finding("error", source, f"link {target!r} leaves the skill folder; skills must be self-contained (cite shared fragments from {cfg.skills_shared}/)"))
             elif resolved not in tree and resolved.rstrip("/") not in dirs:
                 out.append(Finding("error", source, f"broken relative link {target!r} (no {resolved} in the published skill)"))
-        for m in REF_PATH_RE.finditer(text):
-            ref = m.group(1).rstrip(".")
-            if ref not in tree and ref.rstrip("/") not in dirs:
-                out.append(Finding("error", source, f"names {ref!r}, which does not exist in the skill"))
+        reported: set[str] = set()
+        for m in mention.finditer(text):
+            ref = m.group(1).rstrip(".:")
+            if text[m.end():m.end() + 1] in ("*", "<", "{", "$") or ref in reported:
+                continue  # a glob or a placeholder, not a path
+            candidates = {ref, unquote(ref)}  # a link target is percent-encoded (`user%20guide.md`)
+            candidates |= {posixpath.normpath(posixpath.join(posixpath.dirname(path), c)) for c in list(candidates)}
+            spaced = text[m.end():m.end() + 1] == " " and any(t.startswith(ref + " ") for t in tree)  # `a b.md`
+            if not spaced and not any(c in tree or c.rstrip("/") in dirs for c in candidates):
+                reported.add(ref)
+                top = ref.removeprefix("./").split("/", 1)[0]
+                if top in has:
+                    out.append(Finding("error", source, f"names {ref!r}, which does not exist in the skill"))
+                else:  # the skill has no such folder: maybe a path in the user's project, maybe a missing folder
+                    out.append(Finding("warning", source, f"names {ref!r}, but the skill has no {top}/ folder "
+                                                          "(ship it, or write the path so it is clearly the user's)"))
     return out
 
 
@@ -153,7 +206,7 @@ def check_commands(cfg: Config, skill: Skill, reference: dict[str, Any]) -> list
         if not entry.path.endswith(".md"):
             continue
         source = _source_of(cfg, skill, entry.path)
-        text = strict.decode_utf8(entry.data, source)
+        text, _ = decode_markdown(entry.data, source)
         for lineno, argv in subject_invocations(text, subject):
             path: list[str] = []
             rest = argv[1:]
@@ -177,9 +230,14 @@ def check_commands(cfg: Config, skill: Skill, reference: dict[str, Any]) -> list
 
 
 def check_all(cfg: Config, reference: dict[str, Any] | None) -> tuple[list[Finding], dict[str, Skill]]:
-    skills = discover(cfg)
+    """Every L0 finding; a broken skill folder is that folder's finding, never an abort."""
+    problems: list[FolderProblem] = []
+    skills = discover(cfg, problems)
     findings: list[Finding] = []
-    if not skills:
+    for p in problems:
+        level = "error" if p.level == "error" else "note"
+        findings.append(Finding(level, p.location, p.message + (f" (fix: {p.fix})" if p.fix else "")))
+    if not skills and not any(p.level == "error" for p in problems):
         findings.append(Finding("error", cfg.skills_source, "no skills found"))
     for skill in skills.values():
         findings += check_frontmatter(cfg, skill)
@@ -190,5 +248,9 @@ def check_all(cfg: Config, reference: dict[str, Any] | None) -> tuple[list[Findi
     for frag in shared_fragments(cfg):
         if frag.endswith(".md") and frag not in cited:
             findings.append(Finding("warning", frag, "shared fragment is cited by no skill"))
-    findings += [Finding("error", "published", p) for p in drift(cfg, skills)]
+    # A broken folder is reported above; its published copy is not a second finding.
+    broken = {p.dir.rsplit("/", 1)[-1] for p in problems if p.level == "error"}
+    drifted = [d for d in drift(cfg, skills) if not any(f"/{b}/" in d for b in broken)]
+    findings += [Finding("error", "published", f"{p} — run `make pack` (= skill-eval generate && skill-eval pack) and commit")
+                 for p in drifted]
     return findings, skills

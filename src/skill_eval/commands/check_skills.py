@@ -24,17 +24,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     cfg = load_config(args)
-    reference = None if args.no_flags else surface.load_reference(cfg)
+    # The command/flag check needs a subject CLI reference; a host without a [subject] has none.
+    use_flags = not args.no_flags and cfg.has_subject and bool(cfg.subject.cli_reference)
+    reference = surface.load_reference(cfg) if use_flags else None
     findings, skills = structure.check_all(cfg, reference)
     errors = [f for f in findings if f.level == "error"]
     warnings = [f for f in findings if f.level == "warning"]
-    lines = [str(f) for f in errors + warnings]
+    notes = [f for f in findings if f.level == "note"]
+    lines = [str(f) for f in errors + warnings + notes]
     status = "FAIL" if errors else "ok"
-    lines.append(f"check-skills: {status} — {plural(len(skills), 'skill')}, {plural(len(errors), 'error')}, {plural(len(warnings), 'warning')}")
+    lines.append(f"check-skills: {status} — {plural(len(skills), 'skill')}, {plural(len(errors), 'error')}, {plural(len(warnings), 'warning')}"
+                 + (f", {plural(len(notes), 'folder')} skipped" if notes else ""))
     emit(args, lines, {
         "ok": not errors,
         "skills": sorted(skills),
         "errors": [f.__dict__ for f in errors],
         "warnings": [f.__dict__ for f in warnings],
+        "skipped": [f.__dict__ for f in notes],
     })
     return 1 if errors else 0

@@ -25,8 +25,34 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--suite", choices=("risk", "full"), default="risk", help="expected set to demand (default: risk)")
     p.add_argument("--base", default=None, help="git ref whose pack the moved digests are computed against")
     p.add_argument("--stage", choices=STAGES, default="merge", help="release also gates 4/5 and accepts no pending entries")
+    p.add_argument("--verbose", action="store_true", help="list every stale/missing bundle, not only the per-skill summary")
     p.add_argument("--write-pending", metavar="REASON", default=None,
                    help=f"write {evidence.PENDING} listing every expected item without evidence, with REASON")
+
+
+def summarise(errors: list[str], verbose: bool) -> list[str]:
+    """Stale and missing bundles as one line per skill with the fix first; other errors as they are."""
+    per: dict[str, dict[str, int]] = {}
+    rest = []
+    for e in errors:
+        kind, _, tail = e.partition(": ")
+        where = tail.split("expected at ", 1)[-1] if kind == "missing" else tail
+        if kind in ("stale", "missing") and where.startswith("evidence/"):
+            who = where.split("/")[1]
+            per.setdefault(who, {}).setdefault(kind, 0)
+            per[who][kind] += 1
+        else:
+            rest.append(e)
+    lines = []
+    if per:
+        lines.append(f"fix: record the evidence of {', '.join(sorted(per))}: `make eval-risk` (skill-eval run --suite risk "
+                     "--base <merge-base>) and commit it; while it is re-recorded, defer stale evidence for review with "
+                     "`skill-eval freshness --defer REASON`, or list missing items with `skill-eval evidence --write-pending REASON`")
+        lines += [f"  {who}: " + ", ".join(f"{n} {k}" for k, n in sorted(c.items())) for who, c in sorted(per.items())]
+    lines += [f"FAIL {e}" for e in (errors if verbose else rest)]
+    if per and not verbose:
+        lines.append("  (per-bundle detail: skill-eval evidence --verbose)")
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,10 +72,11 @@ def run(args: argparse.Namespace) -> int:
     lines = [f"evidence: {r.found} bundle(s) found, {r.expected} expected ({r.suite} suite, {r.stage} stage)"]
     if r.pending:
         bar = "!" * 72
-        lines += [bar, f"!! {len(r.pending)} expected item(s) have NO evidence yet (evidence-pending.yaml):"]
+        lines += [bar, f"!! {len(r.pending)} expected item(s) have NO evidence yet (evidence-pending.yaml) "
+                       "or stale evidence being re-recorded (evidence-rerecord.yaml):"]
         lines += [f"!!   {p}" for p in r.pending]
         lines.append(bar)
-    lines += [f"FAIL {e}" for e in r.errors]
+    lines += summarise(r.errors, args.verbose)
     failing = [g for g in r.grades if g.failures()]
     for g in failing:
         lines.append(f"  graded {g.bundle}: failures {g.failures()}")

@@ -33,12 +33,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         server = start_server(args.kind, script, port=args.port, log=log)
         info = {"url": server.url, "port": server.port, "kind": args.kind, "model": script.model_id}
+        stop = threading.Event()
+        # Before the ready line: a caller may send SIGTERM as soon as it reads it.
+        previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
         if args.json:
             print(json.dumps(info, sort_keys=True), flush=True)
         else:
             print(f"{args.kind} scripted model server at {server.url} ({script.model_id}); Ctrl-C to stop", flush=True)
-        stop = threading.Event()
-        previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
         try:
             while not stop.wait(0.5):
                 pass

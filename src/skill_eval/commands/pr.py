@@ -34,7 +34,50 @@ STEPS: tuple[tuple[str, str, dict], ...] = (
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--skip", action="append", default=[], metavar="STEP",
-                   help="skip a step by module name (e.g. surface when the subject is not installed); reported as skipped")
+                   help="skip a step by name (e.g. surface when the subject is not installed); reported as skipped")
+    p.add_argument("--only", action="append", default=[], metavar="STEP",
+                   help="run only the named step(s); every other step is reported as skipped")
+
+
+def _step_names() -> list[str]:
+    return [m for _, m, _ in STEPS]
+
+
+def _canonical(name: str) -> str:
+    return name.replace("-", "_")
+
+
+def _validate_names(args: argparse.Namespace) -> None:
+    """Unknown --skip/--only names are a usage error listing the valid ones (never silently ignored)."""
+    valid = _step_names()
+    for opt in ("skip", "only"):
+        for name in getattr(args, opt, None) or []:
+            if _canonical(name) not in valid:
+                raise SkillEvalError(f"--{opt} {name}: no such pr step",
+                                 fix=f"use one of {', '.join(n.replace('_', '-') for n in valid)}")
+
+
+def not_applicable(cfg, mod_name: str) -> str | None:
+    """Why a step does not apply to this host (a one-line hint to turn it on), or None.
+
+    The subject, scenarios, trigger corpus, golden corpus and evidence are features a host
+    turns on (DESIGN §3 turn 2); a host that has not is not failed for lacking them.
+    """
+    from skill_eval import content
+
+    ev = cfg.evals_root
+    if mod_name == "surface" and not (cfg.has_subject and cfg.subject.cli_reference):
+        return ("no [subject] with a surface.cli_reference in the config — add one (then `skill-eval surface --write`) "
+                "to check the subject CLI's commands and flags")
+    if mod_name == "check_triggers" and not content.present(cfg, content.TRIGGER_CORPUS):
+        return f"no {ev}/{content.TRIGGER_CORPUS} — add labelled prompts (with negatives) to turn on L1s"
+    if mod_name == "golden" and not (cfg.evals_dir / "golden").exists():  # a golden/ without manifest fails in the step
+        return f"no {ev}/golden/manifest.yaml — add golden good/bad bundles to turn on L4"
+    if mod_name == "evidence" and not any(
+        content.present(cfg, n) for n in (content.SCENARIOS, "evidence", "evidence-pending.yaml")
+    ):
+        return f"no {ev}/{content.SCENARIOS} and no recorded evidence — add scenarios and `skill-eval run` to turn on the evidence gate"
+    return None
 
 
 def _namespace(module, base: argparse.Namespace, extra: dict) -> argparse.Namespace:
@@ -51,15 +94,25 @@ def _namespace(module, base: argparse.Namespace, extra: dict) -> argparse.Namesp
 
 
 def run(args: argparse.Namespace) -> int:
-    load_config(args)  # a broken config is a usage error for the whole profile (exit 2)
+    _validate_names(args)
+    cfg = load_config(args)  # a broken config is a usage error for the whole profile (exit 2)
+    skip = {_canonical(n) for n in getattr(args, "skip", None) or []}
+    only = {_canonical(n) for n in getattr(args, "only", None) or []}
     results = []
     failed = False
     for label, mod_name, extra in STEPS:
         started = time.monotonic()
-        if mod_name in args.skip:
-            results.append({"step": label, "status": "skipped"})
+        if mod_name in skip or (only and mod_name not in only):
+            why = f"--skip {mod_name}" if mod_name in skip else "not in --only"
+            results.append({"step": label, "status": "skipped", "reason": why})
             if not args.json:
-                print(f"== {label}: SKIPPED (--skip {mod_name})")
+                print(f"== {label}: SKIPPED ({why})")
+            continue
+        hint = not_applicable(cfg, mod_name)
+        if hint:
+            results.append({"step": label, "status": "not_applicable", "hint": hint})
+            if not args.json:
+                print(f"== {label}: not applicable — {hint}")
             continue
         if not args.json:
             print(f"== {label}")

@@ -1,0 +1,86 @@
+"""`skill-eval explain [TERM]`: the vocabulary of skill-eval, in one place.
+
+Without TERM, lists every term; with one, prints its explanation (case-insensitive; a
+prefix that names one term is enough). The same text is the `skill-eval --help` epilog.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from skill_eval.errors import SkillEvalError
+from skill_eval.output import emit
+
+NAME = "explain"
+HELP = "explain a term: L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, evidence, pending, subject, tier, k, adopt"
+
+TERMS: dict[str, str] = {
+    "L0": "structural check (`check-skills`): Agent Skills frontmatter rules, every link and named path resolves "
+          "inside the published skill, subject commands/flags are real (with a [subject]), published copies are "
+          "byte-identical to the source. Runs in pre-commit and `pr`.",
+    "L1s": "static trigger check (`check-triggers`): BM25 of each labelled corpus prompt against every skill "
+           "description; predicts a skill only with enough matched terms, gates precision/recall/negative accuracy. "
+           "`--explain` shows the matched terms. On when <evals>/trigger_corpus.yaml exists.",
+    "L1l": "live trigger evidence: real agents given each corpus prompt, recorded off-CI as trigger bundles and "
+           "graded on whether the right skill (or none) activated.",
+    "L2": "behaviour: recorded runs of a skill-equipped agent on scenarios, graded deterministically on the "
+          "dimensions from the bundle's artifacts (never the agent's word).",
+    "L3": "lift: arms x k runs, paired by scenario, with a bootstrap CI and a sign test; does the skill help, at "
+          "what cost.",
+    "L4": "meta check (`golden`): golden good and bad bundles must grade to exactly their expected failure sets, so "
+          "a grader change that stops catching a bad answer fails. On when <evals>/golden/manifest.yaml exists.",
+    "arm": "what the agent is given in a run: skill-agent (skill offered, progressive disclosure), skill (body "
+           "injected), docs, baseline (no skill), released:<ref> (a prior release's skill bytes), siblings (every "
+           "skill installed).",
+    "dimension": "one graded property of a behavioural run (rubric.yaml): 1 workflow chosen, 2 uncertainty "
+                 "preserved (zero tolerance), 3 evidence obtained, 4 root cause and 5 remediation (judged, release), "
+                 "6 no claim without evidence (zero tolerance). 2 and 6 apply to skills with a verdict [subject].",
+    "pack": "skill-eval-pack.json: committed content digests (per skill, scenario, corpus, harness) that freshness "
+            "compares evidence against. `make pack` / `skill-eval pack` regenerates it; `pack --check` fails when stale.",
+    "freshness": "a bundle is fresh when every digest in its meta.json equals the current pack; stale evidence fails "
+                 "exactly like missing evidence.",
+    "evidence": "transcript bundles under <evals>/evidence/, recorded by `skill-eval run` and re-graded by `pr`; "
+                "the evidence gate demands the complete expected set for the risk suite.",
+    "pending": "evidence-pending.yaml lists expected evidence not recorded yet, each with a reason: printed loudly, "
+               "excuses only a missing bundle in the merge stage, and can only shrink. Stale evidence being re-recorded "
+               "goes in evidence-rerecord.yaml (`skill-eval freshness --defer REASON`): bound to the current digest, "
+               "expiring within 30 days, merge stage only, listed as pending in every summary.",
+    "subject": "an optional verdict-producing CLI your skills drive ([subject] in skill-eval.toml): its verdict ladder, "
+               "exit codes and report fields make dimensions 2 and 6 and the command/flag surface check possible.",
+    "tier": "how activation was observed: tier 1 the agent reported it (Claude Skill tool, Gemini activate_skill), "
+            "tier 2 only reads of the installed skill files (Codex), manual otherwise.",
+    "adopt": "`skill-eval init PATH` finds the repository's SKILL.md folders, writes a config for them (no subject, no "
+             "published copy unless one exists), nox/Make/pre-commit entries on the real paths and the pack; `pr` then "
+             "runs only the checks that apply and names how to turn on each of the others.",
+    "k": "runs per (scenario, arm) (default 3); zero-tolerance dimensions use pass^k: every run must pass.",
+}
+
+
+def epilog() -> str:
+    """The --help epilog: one line per term."""
+    return "terms (`skill-eval explain TERM` for more): " + ", ".join(TERMS)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("term", nargs="?", default=None, help="the term to explain (default: list all)")
+
+
+def lookup(term: str) -> tuple[str, str]:
+    by_lower = {k.lower(): k for k in TERMS}
+    t = term.lower()
+    if t in by_lower:
+        return by_lower[t], TERMS[by_lower[t]]
+    hits = [k for low, k in by_lower.items() if low.startswith(t)]
+    if len(hits) == 1:
+        return hits[0], TERMS[hits[0]]
+    raise SkillEvalError(f"no term {term!r}" + (f" (ambiguous: {', '.join(hits)})" if hits else ""),
+                         fix=f"use one of {', '.join(TERMS)}")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.term is None:
+        emit(args, [f"{k:10} {v}" for k, v in TERMS.items()], {"terms": TERMS})
+        return 0
+    name, text = lookup(args.term)
+    emit(args, [f"{name}: {text}"], {"term": name, "text": text})
+    return 0

@@ -1,0 +1,116 @@
+"""`skill-eval export harbor OUT` / `export evals-json OUT`: this host's content in other tools' formats.
+
+harbor: one Harbor task folder per scenario that can be expressed (its grade is its command
+oracle): task.toml, instruction.md, environment/ (Dockerfile, the fixture as the working
+tree, the skill's published tree for `skills_dir`), tests/test.sh (re-runs the actions and
+writes the oracle's reward). Scenarios that cannot be expressed are named with the reason.
+evals-json: skill-creator's evals.json for one skill, from the draft scenarios that
+`skill-eval import evals-json` staged (the round trip).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from skill_eval import content, evals_json, harbor, pack, strict
+from skill_eval.commands._common import load_config
+from skill_eval.errors import ConfigError
+from skill_eval.generate import skill_tree
+from skill_eval.hashing import MODE_EXEC, walk_tree
+from skill_eval.output import emit
+from skill_eval.skills import discover
+
+NAME = "export"
+HELP = "export scenarios as Harbor tasks (harbor) or staged imports back to skill-creator's evals.json (evals-json)"
+DESCRIPTION = __doc__
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("format", choices=("harbor", "evals-json"), help="target format")
+    p.add_argument("out", type=Path, help="output folder (harbor: one task per scenario) or evals.json path")
+    p.add_argument("--scenario", action="append", default=[], metavar="ID", help="harbor: only these scenario ids")
+    p.add_argument("--skill", default=None, help="evals-json: the skill to export (required)")
+    p.add_argument("--force", action="store_true", help="replace task folders / the file that already exist")
+
+
+def _write_tree(dest: Path, task: harbor.Task, force: bool) -> None:
+    """Build the task beside its destination, then rename it into place (atomic per task)."""
+    if dest.exists() and not force:
+        raise ConfigError(f"{dest} already exists", fix="pass --force to replace it, or choose another OUT")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
+    try:
+        for rel, data in sorted(task.files.items()):
+            f = tmp / rel
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_bytes(data)
+            f.chmod(0o755 if rel in task.executable else 0o644)
+        if dest.exists():
+            shutil.rmtree(dest)
+        tmp.rename(dest)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _harbor(args: argparse.Namespace) -> int:
+    cfg = load_config(args)
+    if not content.present(cfg, content.SCENARIOS):
+        raise ConfigError(f"no {cfg.evals_root}/{content.SCENARIOS}: nothing to export",
+                          fix="add scenarios (or `skill-eval import evals-json`, then complete the drafts)")
+    skills = discover(cfg)
+    truth = content.load_ground_truth(cfg)
+    scenarios = content.load_scenarios(cfg, skills=set(skills), truth=truth)
+    wanted = set(args.scenario)
+    unknown = sorted(wanted - {s.id for s in scenarios})
+    if unknown:
+        raise ConfigError(f"unknown scenario id(s): {', '.join(unknown)}", fix="use ids from scenarios.yaml")
+    entries = pack.compute(cfg, skills)
+    tasks, skipped = [], {}
+    for sc in scenarios:
+        if wanted and sc.id not in wanted:
+            continue
+        why = harbor.why_not(sc)
+        if why:
+            skipped[sc.id] = why
+            continue
+        fixture_root = cfg.evals_dir / content.FIXTURES / sc.fixture
+        fixture = {e.path: e.data for e in walk_tree(fixture_root)}
+        tree = {e.path: (e.data, e.mode == MODE_EXEC) for e in skill_tree(cfg, skills[sc.skill])}
+        entry = entries.get(f"scenario:{sc.id}")
+        tasks.append(harbor.build_task(sc, fixture, tree, cfg.agent.timeout_seconds, entry.digest if entry else None))
+    for t in tasks:
+        _write_tree(args.out / t.id, t, args.force)
+    lines = [f"  task {args.out / t.id}" for t in tasks] + [f"  not expressible: {k}: {v}" for k, v in sorted(skipped.items())]
+    lines.append(f"export harbor: {len(tasks)} task(s) written, {len(skipped)} scenario(s) not expressible")
+    emit(args, lines, {"ok": True, "out": str(args.out), **harbor.summary(tasks, skipped)})
+    return 0
+
+
+def _evals_json(args: argparse.Namespace) -> int:
+    cfg = load_config(args)
+    if not args.skill:
+        raise ConfigError("export evals-json needs --skill NAME")
+    staged = cfg.evals_dir / evals_json.STAGED
+    if not staged.exists():
+        raise ConfigError(f"no {cfg.evals_root}/{evals_json.STAGED}", fix="run `skill-eval import evals-json` first")
+    doc = evals_json.to_evals_json(args.skill, strict.load_yaml(staged).get("scenarios") or [])
+    if not doc["evals"]:
+        raise ConfigError(f"no staged evals for skill {args.skill!r}", source=staged)
+    if args.out.exists() and not args.force:
+        raise ConfigError(f"{args.out} already exists", fix="pass --force to replace it")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{args.out.name}.", dir=args.out.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(strict.dumps_json(doc))
+    os.replace(tmp, args.out)
+    emit(args, [f"export evals-json: wrote {args.out} ({len(doc['evals'])} eval(s))"], {"ok": True, "out": str(args.out)})
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    return _harbor(args) if args.format == "harbor" else _evals_json(args)

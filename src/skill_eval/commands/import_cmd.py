@@ -1,0 +1,136 @@
+"""`skill-eval import evals-json PATH`: bring skill-creator evals into this host's content.
+
+PATH is a skill folder (its `evals/evals.json` is read) or an evals.json file. A trigger-eval
+set is read from --trigger-set, or found beside evals.json as `trigger*.json`. The trigger
+prompts are merged into the trigger corpus (turning L1s on); each eval becomes a draft
+scenario staged in `<evals>/imported-scenarios.yaml` with its input files copied into
+`fixtures/<scenario>/`. The report lists what was mapped and what could not be (judged
+expectations are not deterministic oracles). Re-running is idempotent; an id that already
+exists with different content is an error, never overwritten.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from skill_eval import content, evals_json, schemas, strict
+from skill_eval.commands._common import load_config
+from skill_eval.errors import ConfigError, InputError
+from skill_eval.output import emit
+
+NAME = "import"
+HELP = "import skill-creator evals (evals/evals.json + trigger-eval set) into the trigger corpus and draft scenarios"
+DESCRIPTION = __doc__
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("format", choices=("evals-json",), help="what to import: skill-creator's evals.json")
+    p.add_argument("path", type=Path, help="a skill folder (reads evals/evals.json) or an evals.json file")
+    p.add_argument("--trigger-set", type=Path, default=None, metavar="FILE",
+                   help="skill-creator trigger-eval JSON ([{query, should_trigger}]); default: trigger*.json beside evals.json")
+    p.add_argument("--skill", default=None, help="skill name (default: evals.json's skill_name)")
+    p.add_argument("--dry-run", action="store_true", help="print the mapping report and write nothing")
+
+
+def _locate(path: Path) -> tuple[Path | None, Path | None]:
+    """(evals.json or None, the skill folder its `files` are relative to)."""
+    if path.is_dir():
+        cand = path / "evals" / "evals.json"
+        return (cand if cand.is_file() else None), path
+    if path.name == "evals.json" and path.parent.name == "evals":
+        return path, path.parent.parent
+    return path, path.parent
+
+
+def _write_yaml(path: Path, header: str, doc: dict[str, Any], schema: str | None) -> None:
+    """Render, re-read strictly (and schema-check), then replace atomically."""
+    text = header + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+    reread = strict.loads_yaml(text, path)
+    if schema:
+        schemas.validate(reread, schema, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _merge(existing: list[dict[str, Any]], new: list[dict[str, Any]], what: str, source: Path) -> tuple[list[dict[str, Any]], int]:
+    by_id = {r["id"]: r for r in existing}
+    added = 0
+    for rec in new:
+        old = by_id.get(rec["id"])
+        if old is None:
+            existing.append(rec)
+            by_id[rec["id"]] = rec
+            added += 1
+        elif old != rec:
+            raise ConfigError(f"{what} id {rec['id']!r} already exists with different content", source=source,
+                              fix="remove or rename the existing entry, then import again")
+    return existing, added
+
+
+def run(args: argparse.Namespace) -> int:
+    cfg = load_config(args)
+    evals_path, skill_dir = _locate(args.path)
+    trig = args.trigger_set
+    if trig is None and evals_path is not None:
+        found = sorted(p for p in evals_path.parent.glob("trigger*.json") if p.is_file())
+        trig = found[0] if found else None
+    if evals_path is None and trig is None:
+        raise InputError("no evals/evals.json and no trigger-eval set found", source=args.path,
+                         fix="pass an evals.json path, a skill folder with evals/evals.json, or --trigger-set FILE")
+    report = evals_json.Report()
+    skill, evals = (evals_json.load_evals(evals_path) if evals_path is not None and evals_path.is_file() else (None, []))
+    skill = args.skill or skill or (skill_dir.name if skill_dir is not None else None)
+    if not skill:
+        raise InputError("cannot tell which skill these evals are for", source=args.path, fix="pass --skill NAME")
+    prompts = evals_json.trigger_prompts(skill, evals_json.load_trigger_set(trig), report) if trig else []
+    fixtures = cfg.evals_dir / content.FIXTURES
+    records, copies = evals_json.scenario_records(skill, evals, skill_dir, fixtures, report)
+    corpus_path = cfg.evals_dir / content.TRIGGER_CORPUS
+    staged_path = cfg.evals_dir / evals_json.STAGED
+    lines = [f"  mapped: {m}" for m in report.mapped] + [f"  not mapped: {u}" for u in report.unmapped]
+    payload: dict[str, Any] = {"ok": True, "skill": skill, "mapped": report.mapped, "unmapped": report.unmapped,
+                               "dry_run": args.dry_run}
+    if args.dry_run:
+        lines.append(f"import: dry run — {len(prompts)} trigger prompt(s), {len(records)} draft scenario(s); nothing written")
+        emit(args, lines, payload)
+        return 0
+    added_p = added_s = 0
+    if prompts:
+        doc = strict.load_yaml(corpus_path) if corpus_path.exists() else {"schema_version": 1, "prompts": []}
+        merged, added_p = _merge(list(doc.get("prompts") or []), prompts, "trigger prompt", corpus_path)
+        _write_yaml(corpus_path, "# Labelled trigger prompts (negatives: expected_skill null).\n",
+                    {"schema_version": 1, "prompts": merged}, "trigger_corpus")
+        if not any(p["expected_skill"] is None for p in merged):
+            lines.append(f"  note: {corpus_path.name} has no negative prompt yet; L1s needs some (expected_skill: null)")
+    if records:
+        doc = strict.load_yaml(staged_path) if staged_path.exists() else {"schema_version": 1, "scenarios": []}
+        merged_s, added_s = _merge(list(doc.get("scenarios") or []), records, "staged scenario", staged_path)
+        _write_yaml(staged_path, "# Draft scenarios imported by `skill-eval import` (not run by `pr`). Complete each one\n"
+                                 "# (ground truth + invocation class, or actions + oracle), then move it to scenarios.yaml.\n",
+                    {"schema_version": 1, "scenarios": merged_s}, None)
+        for sid, files in copies.items():
+            for src, name in files:
+                dest = fixtures / sid / name
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                if not dest.exists():
+                    shutil.copyfile(src, dest)
+    lines.append(f"import: ok — {added_p} trigger prompt(s) added to {corpus_path.relative_to(cfg.root)}, "
+                 f"{added_s} draft scenario(s) staged in {staged_path.relative_to(cfg.root)}; "
+                 "run `skill-eval pack` and commit")
+    payload.update(trigger_prompts_added=added_p, scenarios_staged=added_s)
+    emit(args, lines, payload)
+    return 0
