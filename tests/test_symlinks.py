@@ -172,7 +172,7 @@ def _git_repo(tmp_path: Path) -> Path:
     return repo
 
 
-@pytest.mark.parametrize("planted", ["Makefile", "noxfile.py", ".agents", "skills-src"])
+@pytest.mark.parametrize("planted", ["Makefile", "noxfile.py", "skills", "agent-evals"])
 def test_init_refuses_to_write_through_symlinks(tmp_path, outside, capsys, planted):
     repo = _git_repo(tmp_path)
     target = {"Makefile": outside / "precious.txt", "noxfile.py": outside / "new-noxfile.py"}.get(planted, outside)

@@ -237,6 +237,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("pyproject.toml already has a [tool.skill-eval] table", source=pyproject,
                           fix="keep configuring it there, or remove it before `skill-eval init`")
     p = plan(root, args.source, args.published)
+    for tree in (p.source, *p.published):  # a configured tree that is a symlink leaving the repository is refused
+        if (root / tree).exists() or (root / tree).is_symlink():
+            fsio.repo_tree(root, tree)
     lines = [f"  found {n} skill(s) in {r}/" for r, n in sorted(p.detected.roots.items())] or ["  found no SKILL.md"]
     lines.append(f"  source: {p.source}/" + (" (new: an example skill is scaffolded there)" if p.example else ""))
     lines.append(f"  published copies: {', '.join(p.published) or 'none (nothing is written into an agent discovery folder)'}")
