@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skill_eval import baselines, gates, schemas, strict
+from skill_eval import baselines, gates, regrade, schemas, strict
 from skill_eval.config import Config
 from skill_eval.errors import SkillEvalError
 from skill_eval.graders import Catalog, Grade, grade_bundle
@@ -76,35 +76,70 @@ def slot_of(meta: dict[str, Any]) -> Slot:
     return Slot("behavioral", meta.get("skill") or "", meta["arm"], meta["scenario"], meta["k"])
 
 
+def _read_meta(cfg: Config, meta_path: Path, parts: tuple[str, ...]) -> Found:
+    """The original, message-exact reading of one layout-level meta.json (scan, and the rare
+    path of the one-pass gate where the bundle loader could not read meta.json)."""
+    f = Found(meta_path.parent, "/".join(parts), None, None)
+    try:
+        meta = strict.load_json(meta_path, max_bytes=cfg.max_bundle_file_bytes)
+        errs = schemas.errors(meta, "meta")
+        if errs:
+            raise SkillEvalError(f"does not match schemas/meta.schema.json: {errs[0]}")
+        f.meta, f.slot = meta, slot_of(meta)
+        _check_path(f, parts, meta["run_id"])
+    except SkillEvalError as exc:
+        f.problems.append(f"unreadable meta.json: {str(exc).split(' — fix:')[0]}")
+    return f
+
+
+def _check_path(f: Found, parts: tuple[str, ...], run_id: str) -> None:
+    assert f.slot is not None
+    want = (f.slot.skill, f.slot.arm, run_id, f.slot.item, str(f.slot.k))
+    if parts != want:
+        f.problems.append(f"path says {'/'.join(parts)} but meta.json says {'/'.join(want)}")
+
+
+def _layout_problems(root: Path, metas: list[Path]) -> list[str]:
+    problems = []
+    rels = [m.parent.relative_to(root).parts for m in metas]
+    bundle_dirs = {parts for parts in rels if len(parts) == LAYOUT_DEPTH}
+    for parts in rels:
+        if len(parts) != LAYOUT_DEPTH and not (len(parts) > LAYOUT_DEPTH and parts[:LAYOUT_DEPTH] in bundle_dirs):
+            problems.append(f"extra: evidence/{'/'.join(parts)}/meta.json is not at <skill|trigger>/<arm>/<run-id>/<item>/<k>/")
+    return problems
+
+
 def scan(cfg: Config) -> tuple[list[Found], list[str]]:
     """Every bundle under evidence/, and layout problems (misplaced meta.json, stray files)."""
     root = evidence_dir(cfg)
-    if not root.is_dir():
-        return [], []
-    found, problems = [], []
-    metas = sorted(root.rglob("meta.json"))
-    bundle_dirs = {m.parent.relative_to(root).parts for m in metas if len(m.parent.relative_to(root).parts) == LAYOUT_DEPTH}
-    for meta_path in metas:
-        rel_dir = meta_path.parent.relative_to(root)
-        parts = rel_dir.parts
-        if len(parts) != LAYOUT_DEPTH:
-            if not (len(parts) > LAYOUT_DEPTH and parts[:LAYOUT_DEPTH] in bundle_dirs):  # a file inside a bundle
-                problems.append(f"extra: evidence/{rel_dir.as_posix()}/meta.json is not at <skill|trigger>/<arm>/<run-id>/<item>/<k>/")
+    metas = regrade.meta_paths(root)
+    found = [_read_meta(cfg, m, m.parent.relative_to(root).parts) for m in metas
+             if len(m.parent.relative_to(root).parts) == LAYOUT_DEPTH]
+    return found, _layout_problems(root, metas)
+
+
+def _found_and_grades(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Callable[[], Catalog],
+                      shared: bool) -> tuple[list[Found], list[str], list[tuple[Found, list[str], Grade]]]:
+    """One pass: every layout-level bundle read once, its freshness and its grade."""
+    root = evidence_dir(cfg)
+    results = regrade.survey(cfg, root) if shared else list(regrade.run(cfg, root, fresh, catalog))
+    found: list[Found] = []
+    graded: list[tuple[Found, list[str], Grade]] = []
+    for r in results:
+        if not r.in_layout:
             continue
-        f = Found(meta_path.parent, rel_dir.as_posix(), None, None)
-        try:
-            meta = strict.load_json(meta_path, max_bytes=cfg.max_bundle_file_bytes)
-            errs = schemas.errors(meta, "meta")
-            if errs:
-                raise SkillEvalError(f"does not match schemas/meta.schema.json: {errs[0]}")
-            f.meta, f.slot = meta, slot_of(meta)
-            want = (f.slot.skill, f.slot.arm, meta["run_id"], f.slot.item, str(f.slot.k))
-            if parts != want:
-                f.problems.append(f"path says {'/'.join(parts)} but meta.json says {'/'.join(want)}")
-        except SkillEvalError as exc:
-            f.problems.append(f"unreadable meta.json: {str(exc).split(' — fix:')[0]}")
+        if not r.meta_ok:  # rare: rebuild the exact message (and grade it if the strict reader disagrees)
+            f = _read_meta(cfg, r.path / "meta.json", r.parts)
+            found.append(f)
+            if f.meta is not None:
+                graded.append((f, fresh(f.meta), grade_bundle(f.path, catalog())))
+            continue
+        f = Found(r.path, "/".join(r.parts), None, Slot(*r.slot_key))
+        f.meta = {}  # read and valid; the pass already used it (kept small: nothing below needs it)
+        _check_path(f, r.parts, r.run_id or "")
         found.append(f)
-    return found, problems
+        graded.append((f, r.stale, r.grade))
+    return found, _layout_problems(root, [r.path / "meta.json" for r in results]), graded
 
 
 def load_pending(cfg: Config) -> list[dict[str, str]]:
@@ -123,10 +158,10 @@ def _default_selection():
 
 
 def _default_freshness(cfg: Config) -> Callable[[dict[str, Any]], list[str]]:
-    from skill_eval import freshness
+    return regrade.default_freshness(cfg)
 
-    cur = freshness.current(cfg)
-    return lambda meta: freshness.check_bundle_freshness(cfg, meta, cur)
+
+_ORIGINAL_DEFAULT_FRESHNESS = _default_freshness
 
 
 def _slots(cfg: Config, suite_obj: Any, expected_fn: Callable[..., Any]) -> set[Slot]:
@@ -139,18 +174,31 @@ def check(cfg: Config, suite: str = "risk", base: str | None = None, stage: str 
     if select_fn is None or expected_fn is None:
         sel, exp = _default_selection()
         select_fn, expected_fn = select_fn or sel, expected_fn or exp
+    shared = freshness_fn is None and catalog is None and _default_freshness is _ORIGINAL_DEFAULT_FRESHNESS
     fresh_cache: list[Callable[[dict[str, Any]], list[str]]] = [freshness_fn] if freshness_fn else []
 
     def fresh(meta: dict[str, Any]) -> list[str]:
         if not fresh_cache:  # computing current digests is costly: only when there is evidence
             fresh_cache.append(_default_freshness(cfg))
         return fresh_cache[0](meta)
+
+    def prime() -> None:
+        if not fresh_cache:
+            fresh_cache.append(_default_freshness(cfg))
+        getattr(fresh_cache[0], "prime", lambda: None)()
+    fresh.prime = prime  # type: ignore[attr-defined]
+    catalog_box: list[Catalog] = [catalog] if catalog is not None else []
+
+    def get_catalog() -> Catalog:
+        if not catalog_box:
+            catalog_box.append(Catalog(cfg))
+        return catalog_box[0]
     report = Report(suite, stage)
     chosen = select_fn(cfg, suite, base)
     expected = _slots(cfg, chosen, expected_fn)
     full = expected if suite == "full" else _slots(cfg, select_fn(cfg, "full", None), expected_fn)
     report.expected = len(expected)
-    found, layout = scan(cfg)
+    found, layout, graded = _found_and_grades(cfg, fresh, get_catalog, shared)
     report.errors += layout
     report.found = len(found)
 
@@ -191,13 +239,10 @@ def check(cfg: Config, suite: str = "risk", base: str | None = None, stage: str 
         if any((s.kind, s.item) == key for s in expected):
             report.pending.append(f"PENDING {key[0]} {key[1]}: {pend_keys[key]['reason']}")
 
-    catalog = catalog or Catalog(cfg)
-    for f in found:
-        if f.meta is None:
-            continue
-        for p in fresh(f.meta):
+    catalog = get_catalog()
+    for f, stale, g in graded:
+        for p in stale:
             report.errors.append(f"stale: evidence/{f.rel}: {p}")
-        g = grade_bundle(f.path, catalog)
         report.grades.append(g)
         for name in ("bundle", "oracle"):
             c = g.checks.get(name)

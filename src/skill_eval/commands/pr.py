@@ -14,6 +14,7 @@ import json
 import sys
 import time
 
+from skill_eval import regrade
 from skill_eval.commands._common import load_config
 from skill_eval.errors import SkillEvalError
 
@@ -54,6 +55,18 @@ def run(args: argparse.Namespace) -> int:
     load_config(args)  # a broken config is a usage error for the whole profile (exit 2)
     results = []
     failed = False
+    with regrade.sharing():  # freshness and evidence read each bundle once, in one shared pass
+        failed = _run_steps(args, results)
+    summary = ", ".join(f"{r['step']} {r['status']}" for r in results)
+    if args.json:
+        print(json.dumps({"ok": not failed, "steps": results}, indent=2, sort_keys=True))
+    else:
+        print(f"pr: {'FAIL' if failed else 'ok'} — {summary}")
+    return 1 if failed else 0
+
+
+def _run_steps(args: argparse.Namespace, results: list[dict]) -> bool:
+    failed = False
     for label, mod_name, extra in STEPS:
         started = time.monotonic()
         if mod_name in args.skip:
@@ -82,9 +95,4 @@ def run(args: argparse.Namespace) -> int:
         seconds = round(time.monotonic() - started, 2)
         failed |= rc != 0
         results.append({"step": label, "status": "ok" if rc == 0 else "fail", "exit": rc, "seconds": seconds, "detail": detail})
-    summary = ", ".join(f"{r['step']} {r['status']}" for r in results)
-    if args.json:
-        print(json.dumps({"ok": not failed, "steps": results}, indent=2, sort_keys=True))
-    else:
-        print(f"pr: {'FAIL' if failed else 'ok'} — {summary}")
-    return 1 if failed else 0
+    return failed
