@@ -21,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -239,6 +240,9 @@ class ScriptModel:
     def complete(self, history: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
         turn = sum(1 for h in history if h["role"] == "assistant")
         step = self.script.turn(turn)
+        wait = self.script.delay(turn)
+        if wait > 0:  # the scripted model's think time (script `latency:` / a turn's `delay:`)
+            time.sleep(wait)
         usage = (self.script.usage["input_tokens"], self.script.usage["output_tokens"])
         if "final" in step:
             return Reply(step["final"], [], usage)
