@@ -171,6 +171,14 @@ def _slots(cfg: Config, suite_obj: Any, expected_fn: Callable[..., Any]) -> set[
 def check(cfg: Config, suite: str = "risk", base: str | None = None, stage: str = "merge", *,
           select_fn: Callable[..., Any] | None = None, expected_fn: Callable[..., Any] | None = None,
           freshness_fn: Callable[[dict[str, Any]], list[str]] | None = None, catalog: Catalog | None = None) -> Report:
+    with regrade.sharing():  # current digests computed once for selection and freshness
+        return _check(cfg, suite, base, stage, select_fn=select_fn, expected_fn=expected_fn, freshness_fn=freshness_fn,
+                      catalog=catalog)
+
+
+def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: Callable[..., Any] | None,
+           expected_fn: Callable[..., Any] | None, freshness_fn: Callable[[dict[str, Any]], list[str]] | None,
+           catalog: Catalog | None) -> Report:
     if select_fn is None or expected_fn is None:
         sel, exp = _default_selection()
         select_fn, expected_fn = select_fn or sel, expected_fn or exp

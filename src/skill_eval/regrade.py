@@ -124,14 +124,23 @@ _SHARED: dict[str, Any] | None = None
 
 @contextlib.contextmanager
 def sharing() -> Iterator[None]:
-    """Within this block, `survey` computes the pass once per evidence root and reuses it."""
+    """Within this block, `survey` computes the pass once per evidence root and reuses it, and
+    `freshness.current` is computed once per Config (nothing on disk changes during a check).
+    Nested blocks share the outermost memo."""
     global _SHARED
-    outer = _SHARED
+    if _SHARED is not None:
+        yield
+        return
     _SHARED = {}
     try:
         yield
     finally:
-        _SHARED = outer
+        _SHARED = None
+
+
+def shared_memo() -> dict[Any, Any] | None:
+    """The memo of the active `sharing()` block, or None outside one."""
+    return _SHARED
 
 
 def is_sharing() -> bool:
