@@ -33,7 +33,7 @@ PENDING = "evidence-pending.yaml"
 LAYOUT_DEPTH = 5  # <skill|trigger>/<arm>/<run-id>/<item>/<k>
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Slot:
     kind: str
     skill: str  # scenario skill, or "trigger"
@@ -100,8 +100,11 @@ def _check_path(f: Found, parts: tuple[str, ...], run_id: str) -> None:
 
 
 def _layout_problems(root: Path, metas: list[Path]) -> list[str]:
+    return _layout_problems_of([m.parent.relative_to(root).parts for m in metas])
+
+
+def _layout_problems_of(rels: list[tuple[str, ...]]) -> list[str]:
     problems = []
-    rels = [m.parent.relative_to(root).parts for m in metas]
     bundle_dirs = {parts for parts in rels if len(parts) == LAYOUT_DEPTH}
     for parts in rels:
         if len(parts) != LAYOUT_DEPTH and not (len(parts) > LAYOUT_DEPTH and parts[:LAYOUT_DEPTH] in bundle_dirs):
@@ -118,28 +121,36 @@ def scan(cfg: Config) -> tuple[list[Found], list[str]]:
     return found, _layout_problems(root, metas)
 
 
-def _found_and_grades(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Callable[[], Catalog],
-                      shared: bool) -> tuple[list[Found], list[str], list[tuple[Found, list[str], Grade]]]:
-    """One pass: every layout-level bundle read once, its freshness and its grade."""
+class _Seen:
+    """What the gate keeps of one layout-level bundle while streaming the pass (small on purpose)."""
+
+    __slots__ = ("rel", "slot", "problems", "stale", "grade")
+
+    def __init__(self, rel: str, slot: Slot | None, problems: list[str], stale: list[str] | tuple[()], grade: Any):
+        self.rel, self.slot, self.problems, self.stale, self.grade = rel, slot, problems, stale, grade
+
+
+def _pass(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Callable[[], Catalog],
+          shared: bool, slim: bool) -> tuple[list[_Seen], list[str]]:
+    """One pass: every layout-level bundle read once, with its freshness and its grade."""
     root = evidence_dir(cfg)
-    results = regrade.survey(cfg, root) if shared else list(regrade.run(cfg, root, fresh, catalog))
-    found: list[Found] = []
-    graded: list[tuple[Found, list[str], Grade]] = []
+    results = regrade.survey(cfg, root) if shared else regrade.run(cfg, root, fresh, catalog, slim=slim)
+    seen: list[_Seen] = []
+    layout_rels: list[tuple[str, ...]] = []
     for r in results:
+        layout_rels.append(r.parts)
         if not r.in_layout:
             continue
         if not r.meta_ok:  # rare: rebuild the exact message (and grade it if the strict reader disagrees)
             f = _read_meta(cfg, r.path / "meta.json", r.parts)
-            found.append(f)
-            if f.meta is not None:
-                graded.append((f, fresh(f.meta), grade_bundle(f.path, catalog())))
+            graded = f.meta is not None
+            seen.append(_Seen(f.rel, f.slot, f.problems, fresh(f.meta) if graded else (),
+                              grade_bundle(f.path, catalog()) if graded else None))
             continue
         f = Found(r.path, "/".join(r.parts), None, Slot(*r.slot_key))
-        f.meta = {}  # read and valid; the pass already used it (kept small: nothing below needs it)
         _check_path(f, r.parts, r.run_id or "")
-        found.append(f)
-        graded.append((f, r.stale, r.grade))
-    return found, _layout_problems(root, [r.path / "meta.json" for r in results]), graded
+        seen.append(_Seen(f.rel, f.slot, f.problems, r.stale or (), r.grade))
+    return seen, _layout_problems_of(layout_rels)
 
 
 def load_pending(cfg: Config) -> list[dict[str, str]]:
@@ -170,15 +181,18 @@ def _slots(cfg: Config, suite_obj: Any, expected_fn: Callable[..., Any]) -> set[
 
 def check(cfg: Config, suite: str = "risk", base: str | None = None, stage: str = "merge", *,
           select_fn: Callable[..., Any] | None = None, expected_fn: Callable[..., Any] | None = None,
-          freshness_fn: Callable[[dict[str, Any]], list[str]] | None = None, catalog: Catalog | None = None) -> Report:
-    with regrade.sharing():  # current digests computed once for selection and freshness
+          freshness_fn: Callable[[dict[str, Any]], list[str]] | None = None, catalog: Catalog | None = None,
+          keep_reasons: bool = True) -> Report:
+    """`keep_reasons=False`: report.grades are SlimGrades (statuses and failures; enough for the
+    gates and text output) so memory stays flat over thousands of bundles."""
+    with regrade.sharing(slim=not keep_reasons):  # current digests computed once for selection and freshness
         return _check(cfg, suite, base, stage, select_fn=select_fn, expected_fn=expected_fn, freshness_fn=freshness_fn,
-                      catalog=catalog)
+                      catalog=catalog, slim=not keep_reasons)
 
 
 def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: Callable[..., Any] | None,
            expected_fn: Callable[..., Any] | None, freshness_fn: Callable[[dict[str, Any]], list[str]] | None,
-           catalog: Catalog | None) -> Report:
+           catalog: Catalog | None, slim: bool) -> Report:
     if select_fn is None or expected_fn is None:
         sel, exp = _default_selection()
         select_fn, expected_fn = select_fn or sel, expected_fn or exp
@@ -206,11 +220,11 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
     expected = _slots(cfg, chosen, expected_fn)
     full = expected if suite == "full" else _slots(cfg, select_fn(cfg, "full", None), expected_fn)
     report.expected = len(expected)
-    found, layout, graded = _found_and_grades(cfg, fresh, get_catalog, shared)
+    found, layout = _pass(cfg, fresh, get_catalog, shared, slim)
     report.errors += layout
     report.found = len(found)
 
-    by_slot: dict[Slot, list[Found]] = defaultdict(list)
+    by_slot: dict[Slot, list[_Seen]] = defaultdict(list)
     for f in found:
         for p in f.problems:
             report.errors.append(f"unreadable: evidence/{f.rel}: {p}")
@@ -248,8 +262,11 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
             report.pending.append(f"PENDING {key[0]} {key[1]}: {pend_keys[key]['reason']}")
 
     catalog = get_catalog()
-    for f, stale, g in graded:
-        for p in stale:
+    for f in found:
+        g = f.grade
+        if g is None:
+            continue
+        for p in f.stale:
             report.errors.append(f"stale: evidence/{f.rel}: {p}")
         report.grades.append(g)
         for name in ("bundle", "oracle"):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +68,70 @@ def meta_paths(root: Path) -> list[Path]:
     return sorted(root.rglob("meta.json"))
 
 
+class SlimGrade:
+    """A Grade kept for the gates only: its statuses, failures and activation reasons, in a few
+    interned tuples (~0.3 KiB instead of ~3 KiB), so re-grading thousands of bundles keeps memory
+    flat. Anything that needs the full object (`meta`, `checks`, the query methods) gets a Grade
+    rebuilt on the fly; reasons other than activation's are dropped (text output never shows them:
+    `--json` keeps full grades)."""
+
+    __slots__ = ("bundle", "kind", "item", "_meta", "_checks", "zero_tolerance")
+    _META_KEYS = ("arm", "skill", "k", "run_id", "agent", "model", "scenario", "prompt_id", "kind")
+    KEEP_REASONS = ("activation",)
+
+    def __init__(self, grade: Any):
+        self.bundle = grade.bundle
+        self.kind = _intern(grade.kind)
+        self.item = _intern(grade.item)
+        self._meta = tuple(_intern(grade.meta.get(k)) for k in self._META_KEYS)
+        self._checks = tuple(_check_key(n, c.status, tuple(c.reasons) if n in self.KEEP_REASONS else ())
+                             for n, c in grade.checks.items())
+        self.zero_tolerance = tuple(grade.zero_tolerance)
+
+    def __getstate__(self) -> tuple:
+        return (self.bundle, self.kind, self.item, self._meta, self._checks, self.zero_tolerance)
+
+    def __setstate__(self, state: tuple) -> None:  # re-intern after crossing a process boundary
+        self.bundle, kind, item, meta, checks, self.zero_tolerance = state
+        self.kind, self.item = _intern(kind), _intern(item)
+        self._meta = tuple(_intern(v) for v in meta)
+        self._checks = tuple(_check_key(*c) for c in checks)
+
+    def full(self) -> Any:
+        from skill_eval.graders import Check, Grade
+
+        checks = {n: Check(n, st, list(reasons)) for n, st, reasons in self._checks}
+        return Grade(self.bundle, self.kind, self.item, dict(zip(self._META_KEYS, self._meta, strict=True)), checks,
+                     self.zero_tolerance)
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return dict(zip(self._META_KEYS, self._meta, strict=True))
+
+    @property
+    def checks(self) -> dict[str, Any]:
+        return self.full().checks
+
+    def __getattr__(self, name: str) -> Any:  # failures(), failed_dimensions(), passed(), to_json()...
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.full(), name)
+
+
+_INTERNED: dict[Any, Any] = {}
+
+
+def _intern(value: Any) -> Any:
+    if isinstance(value, str):
+        return sys.intern(value)
+    return _INTERNED.setdefault(value, value) if isinstance(value, int) else value
+
+
+def _check_key(name: str, status: str, reasons: tuple[str, ...]) -> tuple[str, str, tuple[str, ...]]:
+    key = (sys.intern(name), sys.intern(status), reasons)
+    return _INTERNED.setdefault(key, key) if not reasons else key
+
+
 # -- the per-bundle work (runs in the parent or in a forked worker) --------------------------
 _STATE: dict[str, Any] = {}
 
@@ -88,20 +153,23 @@ def _one(index: int) -> Result:
         from skill_eval.graders import grade_bundle
 
         grade = grade_bundle(path, _STATE["catalog"](), loaded=b)
+        if _STATE["slim"]:
+            grade = SlimGrade(grade)
     return Result(path, parts, True, key, meta["run_id"], meta.get("skill") or "trigger", stale, grade)
 
 
 def run(cfg: Config, root: Path, fresh: Callable[[dict[str, Any]], list[str]], catalog: Callable[[], Any],
-        *, jobs: int | None = None, grade: bool = True) -> Iterator[Result]:
+        *, jobs: int | None = None, grade: bool = True, slim: bool = False) -> Iterator[Result]:
     """Stream one Result per meta.json below `root`, in sorted path order.
 
     `catalog` is a zero-argument getter (the catalog is built only if a bundle needs grading).
     `jobs`: worker processes (default: every core once there are more than POOL_MIN bundles).
+    `slim`: keep grades as SlimGrade (gates and text output only).
     """
     paths = meta_paths(root)
     if not paths:
         return
-    _STATE.update(root=root, paths=paths, cfg=cfg, fresh=fresh, catalog=catalog, grade=grade)
+    _STATE.update(root=root, paths=paths, cfg=cfg, fresh=fresh, catalog=catalog, grade=grade, slim=slim)
     if jobs is None:
         jobs = (os.cpu_count() or 1) if len(paths) > POOL_MIN else 1
     try:
@@ -123,15 +191,16 @@ _SHARED: dict[str, Any] | None = None
 
 
 @contextlib.contextmanager
-def sharing() -> Iterator[None]:
-    """Within this block, `survey` computes the pass once per evidence root and reuses it, and
-    `freshness.current` is computed once per Config (nothing on disk changes during a check).
-    Nested blocks share the outermost memo."""
+def sharing(*, passes: bool = False, slim: bool = False) -> Iterator[None]:
+    """Memoise within this block: `freshness.current` once per Config (nothing on disk changes
+    during a check) and, with `passes=True` (what `pr` uses), the evidence pass once per evidence
+    root, so the freshness and evidence steps read each bundle once. `slim`: the pass keeps
+    SlimGrades (pr's text mode). Nested blocks share the outermost memo and its flags."""
     global _SHARED
     if _SHARED is not None:
         yield
         return
-    _SHARED = {}
+    _SHARED = {"passes": passes, "slim": slim}
     try:
         yield
     finally:
@@ -147,19 +216,24 @@ def is_sharing() -> bool:
     return _SHARED is not None
 
 
-def survey(cfg: Config, root: Path, *, cur: Any = None, grade: bool = True) -> list[Result]:
-    """The default pass (current freshness + grading) over `root`, memoised inside `sharing()`.
+def survey(cfg: Config, root: Path, *, cur: Any = None, grade: bool = True, slim: bool | None = None) -> Iterator[Result]:
+    """The default pass (current freshness + grading) over `root`, as a stream of Results.
 
-    `cur`: current digests already computed by the caller. Inside `sharing()` every bundle is
-    graded regardless of `grade` (the evidence step will need it)."""
-    key = str(root.resolve())
-    if _SHARED is not None and key in _SHARED:
-        return _SHARED[key]
-    grade = grade or _SHARED is not None
-    results = list(run(cfg, root, default_freshness(cfg, cur), default_catalog(cfg), grade=grade))
-    if _SHARED is not None:
-        _SHARED[key] = results
-    return results
+    Inside `sharing(passes=True)` the pass is computed once (every bundle graded, whatever
+    `grade` says: the evidence step will need it) and replayed to later callers; otherwise the
+    Results are streamed and not kept. `cur`: current digests the caller already has;
+    `slim`: SlimGrades (default: the sharing block's flag, else False)."""
+    memo = _SHARED
+    key = ("survey", str(root.resolve()))
+    if memo is not None and key in memo:
+        return iter(memo[key])
+    if slim is None:
+        slim = bool(memo and memo.get("slim"))
+    if memo is not None and memo.get("passes"):
+        results = list(run(cfg, root, default_freshness(cfg, cur), default_catalog(cfg), grade=True, slim=slim))
+        memo[key] = results
+        return iter(results)
+    return run(cfg, root, default_freshness(cfg, cur), default_catalog(cfg), grade=grade, slim=slim)
 
 
 def default_freshness(cfg: Config, cur: Any = None) -> Callable[[dict[str, Any]], list[str]]:

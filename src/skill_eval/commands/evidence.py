@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         (cfg.evals_dir / evidence.PENDING).write_text(text)
         emit(args, [f"wrote {evidence.PENDING} ({len(body['pending'])} pending)"], {"pending": body["pending"]})
         return 0
-    r = evidence.check(cfg, args.suite, args.base, args.stage)
+    r = evidence.check(cfg, args.suite, args.base, args.stage, keep_reasons=args.json)
     lines = [f"evidence: {r.found} bundle(s) found, {r.expected} expected ({r.suite} suite, {r.stage} stage)"]
     if r.pending:
         bar = "!" * 72

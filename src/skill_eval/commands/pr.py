@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     load_config(args)  # a broken config is a usage error for the whole profile (exit 2)
     results = []
     failed = False
-    with regrade.sharing():  # freshness and evidence read each bundle once, in one shared pass
+    # freshness and evidence read each bundle once, in one shared pass (text mode keeps slim grades)
+    with regrade.sharing(passes=True, slim=not args.json):
         failed = _run_steps(args, results)
     summary = ", ".join(f"{r['step']} {r['status']}" for r in results)
     if args.json:
