@@ -112,6 +112,20 @@ class SlimGrade:
     def checks(self) -> dict[str, Any]:
         return self.full().checks
 
+    # the queries the gates and text output make, answered from the compact tuples
+    def failures(self) -> list[int | str]:
+        failed = [n for n, st, _ in self._checks if st == "fail"]
+        return [*sorted(int(n) for n in failed if n.isdigit()), *sorted(n for n in failed if not n.isdigit())]
+
+    def failed_dimensions(self) -> list[int]:
+        return sorted(int(n) for n, st, _ in self._checks if st == "fail" and n.isdigit())
+
+    def zero_tolerance_failed(self) -> list[int]:
+        return [d for d in self.failed_dimensions() if d in self.zero_tolerance]
+
+    def incomplete(self) -> list[int]:
+        return sorted(int(n) for n, st, _ in self._checks if st == "not_judged")
+
     def __getattr__(self, name: str) -> Any:  # failures(), failed_dimensions(), passed(), to_json()...
         if name.startswith("_"):
             raise AttributeError(name)
