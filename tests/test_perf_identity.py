@@ -100,3 +100,11 @@ def test_slim_grade_answers_like_the_grade(synthetic):
         assert slim.failures() == g.failures() and slim.failed_dimensions() == g.failed_dimensions()
         assert slim.meta == g.meta and slim.passed() == g.passed() and slim.incomplete() == g.incomplete()
         assert {n: c.status for n, c in slim.checks.items()} == {n: c.status for n, c in g.checks.items()}
+
+
+def test_lazy_literals_match_their_sources():
+    from skill_eval import evidence
+    from skill_eval.commands import evidence as evidence_cmd
+    from skill_eval.graders import STAGES
+
+    assert evidence_cmd.STAGES == STAGES and evidence_cmd.PENDING == evidence.PENDING

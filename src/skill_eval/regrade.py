@@ -16,7 +16,6 @@ to the serial pass. Messages for broken meta.json files are rebuilt by the origi
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -24,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skill_eval import bundle as bundle_mod
 from skill_eval.config import Config
 
 LAYOUT_DEPTH = 5  # <skill|trigger>/<arm>/<run-id>/<item>/<k>
@@ -154,6 +152,8 @@ def _one(index: int) -> Result:
     root: Path = _STATE["root"]
     meta_path: Path = _STATE["paths"][index]
     cfg: Config = _STATE["cfg"]
+    from skill_eval import bundle as bundle_mod
+
     path = meta_path.parent
     parts = path.relative_to(root).parts
     b = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes)
@@ -184,6 +184,8 @@ def run(cfg: Config, root: Path, fresh: Callable[[dict[str, Any]], list[str]], c
     if not paths:
         return
     _STATE.update(root=root, paths=paths, cfg=cfg, fresh=fresh, catalog=catalog, grade=grade, slim=slim)
+    import multiprocessing  # here, not at import: `skill-eval --help` never needs it
+
     if jobs is None:
         jobs = (os.cpu_count() or 1) if len(paths) > POOL_MIN else 1
     try:

@@ -22,7 +22,6 @@ import re
 import shutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -209,6 +208,8 @@ def cache_key(tool: Path) -> str | None:
 
 def extract_by_help(tool: Path, *, version: str | None = None) -> dict[str, Any]:
     """Walk the command tree breadth-first through `--help`, collecting every command's options."""
+    from concurrent.futures import ThreadPoolExecutor
+
     tree: dict[str, list[str]] = {}
     frontier: list[list[str]] = [[]]
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:

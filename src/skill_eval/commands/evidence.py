@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import argparse
 
-from skill_eval import config, evidence, strict
-from skill_eval.graders import STAGES
 from skill_eval.output import emit
+
+STAGES = ("merge", "release")  # = graders.STAGES (tests/test_perf_identity.py); literal so `--help` imports no grader
+PENDING = "evidence-pending.yaml"  # = evidence.PENDING
 
 NAME = "evidence"
 HELP = "check that committed evidence is complete, fresh and passes the gates (re-grades every bundle)"
@@ -26,10 +27,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base", default=None, help="git ref whose pack the moved digests are computed against")
     p.add_argument("--stage", choices=STAGES, default="merge", help="release also gates 4/5 and accepts no pending entries")
     p.add_argument("--write-pending", metavar="REASON", default=None,
-                   help=f"write {evidence.PENDING} listing every expected item without evidence, with REASON")
+                   help=f"write {PENDING} listing every expected item without evidence, with REASON")
 
 
 def run(args: argparse.Namespace) -> int:
+    from skill_eval import config, evidence, strict
+
     cfg = config.load(args.root)
     if args.write_pending is not None:
         body = evidence.pending_from_expected(cfg, args.write_pending)

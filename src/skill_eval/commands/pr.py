@@ -14,7 +14,6 @@ import json
 import sys
 import time
 
-from skill_eval import regrade
 from skill_eval.commands._common import load_config
 from skill_eval.errors import SkillEvalError
 
@@ -52,6 +51,8 @@ def _namespace(module, base: argparse.Namespace, extra: dict) -> argparse.Namesp
 
 
 def run(args: argparse.Namespace) -> int:
+    from skill_eval import regrade
+
     load_config(args)  # a broken config is a usage error for the whole profile (exit 2)
     results = []
     failed = False
