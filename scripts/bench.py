@@ -41,14 +41,31 @@ HOST_PARTS = ("skill-eval.toml", "skills-src", ".agents", ".claude", "agent-eval
 
 
 # -- measuring -----------------------------------------------------------------------------
-def run_timed(argv: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> tuple[float, int, int]:
-    """(wall seconds, exit code, peak RSS KiB of the process itself) via wait4."""
+# A small launcher measures the child's peak RSS: ru_maxrss survives exec(), so a child forked
+# straight from this (large) benchmark process would report our own size, not its own.
+_LAUNCHER = """import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+sys.stderr.write("@@maxrss %d\\n" % usage.ru_maxrss)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def run_timed(argv: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
+              rss: bool = False) -> tuple[float, int, int]:
+    """(wall seconds, exit code, peak RSS KiB of the command itself or 0). With `rss`, through a tiny
+    launcher (use it for a figure and its reference alike, so its few ms cancel out)."""
     t = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=cwd, env=env or ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc = subprocess.run([PY, "-I", "-S", "-c", _LAUNCHER, *argv] if rss else argv, cwd=cwd, env=env or ENV, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, check=False)
     elapsed = time.perf_counter() - t
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return elapsed, proc.returncode, usage.ru_maxrss
+    peak = 0
+    for line in proc.stderr.decode("utf-8", "replace").splitlines():
+        if line.startswith("@@maxrss "):
+            peak = int(line.split()[1])
+    return elapsed, proc.returncode, peak
 
 
 def interleave(cases: dict[str, Callable[[], float]], repeats: int) -> dict[str, list[float]]:
@@ -167,12 +184,12 @@ def bench_regrade(quick: bool) -> list[dict]:
             mem: list[int] = []
 
             def regrade(root=root, mem=mem) -> float:
-                secs, _, peak = run_timed(skill_eval_argv("evidence", "--root", str(root)), cwd=root)
+                secs, _, peak = run_timed(skill_eval_argv("evidence", "--root", str(root)), cwd=root, rss=True)
                 mem.append(peak)
                 return secs
 
             def sha(listing=listing) -> float:
-                return run_timed(["sh", "-c", f"xargs -0 sha256sum < '{listing}' > /dev/null"])[0]
+                return run_timed(["sh", "-c", f"xargs -0 sha256sum < '{listing}' > /dev/null"], rss=True)[0]
 
             samples = interleave({"sha256sum": sha, "regrade": regrade}, 1 if quick else 3)
             rss[n] = med(mem)

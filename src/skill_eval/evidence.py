@@ -17,6 +17,7 @@ error once it has evidence or names nothing expected — so the list can only sh
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -103,6 +104,12 @@ def _layout_problems(root: Path, metas: list[Path]) -> list[str]:
     return _layout_problems_of([m.parent.relative_to(root).parts for m in metas])
 
 
+def _layout_problem(parts: tuple[str, ...], bundle_dirs: set[tuple[str, ...]]) -> list[str]:
+    if len(parts) != LAYOUT_DEPTH and not (len(parts) > LAYOUT_DEPTH and parts[:LAYOUT_DEPTH] in bundle_dirs):
+        return [f"extra: evidence/{'/'.join(parts)}/meta.json is not at <skill|trigger>/<arm>/<run-id>/<item>/<k>/"]
+    return []
+
+
 def _layout_problems_of(rels: list[tuple[str, ...]]) -> list[str]:
     problems = []
     bundle_dirs = {parts for parts in rels if len(parts) == LAYOUT_DEPTH}
@@ -115,10 +122,13 @@ def _layout_problems_of(rels: list[tuple[str, ...]]) -> list[str]:
 def scan(cfg: Config) -> tuple[list[Found], list[str]]:
     """Every bundle under evidence/, and layout problems (misplaced meta.json, stray files)."""
     root = evidence_dir(cfg)
-    metas = regrade.meta_paths(root)
+    metas = [Path(m) for m in regrade.meta_paths(root)]
     found = [_read_meta(cfg, m, m.parent.relative_to(root).parts) for m in metas
              if len(m.parent.relative_to(root).parts) == LAYOUT_DEPTH]
     return found, _layout_problems(root, metas)
+
+
+_NO_PROBLEMS: list[str] = []  # shared by every clean bundle (never appended to)
 
 
 class _Seen:
@@ -136,10 +146,10 @@ def _pass(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Ca
     root = evidence_dir(cfg)
     results = regrade.survey(cfg, root) if shared else regrade.run(cfg, root, fresh, catalog, slim=slim)
     seen: list[_Seen] = []
-    layout_rels: list[tuple[str, ...]] = []
+    others: list[tuple[str, ...]] = []  # meta.json files not at bundle depth (rare): layout problems
     for r in results:
-        layout_rels.append(r.parts)
         if not r.in_layout:
+            others.append(r.parts)
             continue
         if not r.meta_ok:  # rare: rebuild the exact message (and grade it if the strict reader disagrees)
             f = _read_meta(cfg, r.path / "meta.json", r.parts)
@@ -147,10 +157,11 @@ def _pass(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Ca
             seen.append(_Seen(f.rel, f.slot, f.problems, fresh(f.meta) if graded else (),
                               grade_bundle(f.path, catalog()) if graded else None))
             continue
-        f = Found(r.path, "/".join(r.parts), None, Slot(*r.slot_key))
+        f = Found(r.path, "/".join(r.parts), None, Slot(*(sys.intern(v) if isinstance(v, str) else v for v in r.slot_key)))
         _check_path(f, r.parts, r.run_id or "")
-        seen.append(_Seen(f.rel, f.slot, f.problems, r.stale or (), r.grade))
-    return seen, _layout_problems_of(layout_rels)
+        seen.append(_Seen(f.rel, f.slot, f.problems or _NO_PROBLEMS, r.stale or (), r.grade))
+    bundle_dirs = {tuple(s.rel.split("/")) for s in seen}
+    return seen, [p for parts in others for p in _layout_problem(parts, bundle_dirs)]
 
 
 def load_pending(cfg: Config) -> list[dict[str, str]]:

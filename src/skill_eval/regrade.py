@@ -59,11 +59,14 @@ def slot_key(meta: dict[str, Any]) -> tuple[str, str, str, str, int]:
     return ("behavioral", meta.get("skill") or "", meta["arm"], meta["scenario"], meta["k"])
 
 
-def meta_paths(root: Path) -> list[Path]:
-    """Every meta.json below the evidence root, sorted (the order every consumer reports in)."""
+def meta_paths(root: Path) -> list[str]:
+    """Every meta.json below the evidence root, in Path order (the order every consumer reports in).
+
+    Kept as strings (a Path costs ~4x the memory); sorting with "/" mapped below every other
+    character orders them exactly as their Paths' part tuples would."""
     if not root.is_dir():
         return []
-    return sorted(root.rglob("meta.json"))
+    return sorted((str(p) for p in root.rglob("meta.json")), key=lambda s: s.replace("/", "\0"))
 
 
 class SlimGrade:
@@ -150,7 +153,7 @@ _STATE: dict[str, Any] = {}
 
 def _one(index: int) -> Result:
     root: Path = _STATE["root"]
-    meta_path: Path = _STATE["paths"][index]
+    meta_path = Path(_STATE["paths"][index])
     cfg: Config = _STATE["cfg"]
     from skill_eval import bundle as bundle_mod
 

@@ -58,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"  graded {g.bundle}: failures {g.failures()}")
     lines.append("evidence: ok" if r.passed else f"evidence: {len(r.errors)} problem(s)")
     payload = {"passed": r.passed, "suite": r.suite, "stage": r.stage, "expected": r.expected, "found": r.found,
-               "errors": r.errors, "pending": r.pending, "grades": [g.to_json(r.stage) for g in r.grades]}
+               "errors": r.errors, "pending": r.pending,
+               # built only for --json: text output never shows it, and it is O(bundles) in memory
+               "grades": [g.to_json(r.stage) for g in r.grades] if args.json else []}
     emit(args, lines, payload)
     return 0 if r.passed else 1
