@@ -145,6 +145,7 @@ def _pass(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Ca
     """One pass: every layout-level bundle read once, with its freshness and its grade."""
     root = evidence_dir(cfg)
     results = regrade.survey(cfg, root) if shared else regrade.run(cfg, root, fresh, catalog, slim=slim)
+    root_str = str(root)
     seen: list[_Seen] = []
     others: list[tuple[str, ...]] = []  # meta.json files not at bundle depth (rare): layout problems
     for r in results:
@@ -159,6 +160,8 @@ def _pass(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Ca
             continue
         f = Found(r.path, "/".join(r.parts), None, Slot(*(sys.intern(v) if isinstance(v, str) else v for v in r.slot_key)))
         _check_path(f, r.parts, r.run_id or "")
+        if hasattr(r.grade, "share_path"):
+            r.grade.share_path(root_str, f.rel)
         seen.append(_Seen(f.rel, f.slot, f.problems or _NO_PROBLEMS, r.stale or (), r.grade))
     bundle_dirs = {tuple(s.rel.split("/")) for s in seen}
     return seen, [p for parts in others for p in _layout_problem(parts, bundle_dirs)]

@@ -76,24 +76,35 @@ class SlimGrade:
     rebuilt on the fly; reasons other than activation's are dropped (text output never shows them:
     `--json` keeps full grades)."""
 
-    __slots__ = ("bundle", "kind", "item", "_meta", "_checks", "zero_tolerance")
+    __slots__ = ("_bundle", "_prefix", "kind", "item", "_meta", "_checks", "zero_tolerance")
     _META_KEYS = ("arm", "skill", "k", "run_id", "agent", "model", "scenario", "prompt_id", "kind")
     KEEP_REASONS = ("activation",)
 
     def __init__(self, grade: Any):
-        self.bundle = grade.bundle
+        self._bundle, self._prefix = grade.bundle, None
         self.kind = _intern(grade.kind)
         self.item = _intern(grade.item)
         self._meta = tuple(_intern(grade.meta.get(k)) for k in self._META_KEYS)
         self._checks = tuple(_check_key(n, c.status, tuple(c.reasons) if n in self.KEEP_REASONS else ())
                              for n, c in grade.checks.items())
-        self.zero_tolerance = tuple(grade.zero_tolerance)
+        self.zero_tolerance = _INTERNED.setdefault(tuple(grade.zero_tolerance), tuple(grade.zero_tolerance))
+
+    @property
+    def bundle(self) -> str:
+        return self._bundle if self._prefix is None else f"{self._prefix}/{self._bundle}"
+
+    def share_path(self, prefix: str, rel: str) -> None:
+        """Keep the bundle path as a shared prefix + the caller's `rel` string (one copy per bundle)."""
+        if self.bundle == f"{prefix}/{rel}":
+            self._bundle, self._prefix = rel, sys.intern(prefix)
 
     def __getstate__(self) -> tuple:
         return (self.bundle, self.kind, self.item, self._meta, self._checks, self.zero_tolerance)
 
     def __setstate__(self, state: tuple) -> None:  # re-intern after crossing a process boundary
-        self.bundle, kind, item, meta, checks, self.zero_tolerance = state
+        self._bundle, kind, item, meta, checks, zero = state
+        self._prefix = None
+        self.zero_tolerance = _INTERNED.setdefault(zero, zero)
         self.kind, self.item = _intern(kind), _intern(item)
         self._meta = tuple(_intern(v) for v in meta)
         self._checks = tuple(_check_key(*c) for c in checks)
