@@ -108,3 +108,34 @@ def test_lazy_literals_match_their_sources():
     from skill_eval.graders import STAGES
 
     assert evidence_cmd.STAGES == STAGES and evidence_cmd.PENDING == evidence.PENDING
+
+
+def test_pr_reads_each_evidence_bundle_once(capsys, monkeypatch):
+    """freshness + evidence (+ grading) in `pr` share one pass: one bundle.load per bundle, and no
+    separate meta.json read or validation for the gate or the freshness step."""
+    from collections import Counter
+
+    from skill_eval import bundle, strict
+
+    evidence_root = str(ROOT / "agent-evals" / "skills" / "evidence")
+    loads: Counter[str] = Counter()
+    meta_reads: list[str] = []
+    real_load, real_load_json = bundle.load, strict.load_json
+
+    def counting_load(root, **kw):
+        if str(root).startswith(evidence_root):
+            loads[str(root)] += 1
+        return real_load(root, **kw)
+
+    def counting_load_json(path, **kw):
+        if str(path).startswith(evidence_root) and str(path).endswith("meta.json"):
+            meta_reads.append(str(path))
+        return real_load_json(path, **kw)
+
+    monkeypatch.setattr(bundle, "load", counting_load)
+    monkeypatch.setattr(strict, "load_json", counting_load_json)
+    _run(capsys, ["pr", "--root", str(ROOT), "--skip", "surface", "--skip", "golden"])
+    n_bundles = len(list(Path(evidence_root).rglob("meta.json")))
+    assert n_bundles > 0 and len(loads) == n_bundles
+    assert set(loads.values()) == {1}
+    assert meta_reads == []
