@@ -15,7 +15,7 @@ Figures (NAME: what / reference):
   shim      recording-shim overhead per call / the floor; tee throughput / a `cat | cat` pipe
   runner    16 items, 1 s scripted model turns, stubbed subject: -j8 / -j1 (and the real abicheck)
 
-`--quick` (CI smoke, < 60 s): fewer repeats, smaller sets, 0.2 s turns. Nothing here calls a
+`--quick` (CI smoke, < 60 s on an idle 2-core machine): fewer repeats, 300/900 bundles, 0.2 s turns. Nothing here calls a
 network or a real model: the runner figure uses the in-process scripted agent with `latency:`.
 """
 
@@ -172,7 +172,7 @@ def synth_repo(dest: Path, n: int) -> Path:
 
 
 def bench_regrade(quick: bool) -> list[dict]:
-    sizes = (500, 1500) if quick else (1000, 3000)
+    sizes = (300, 900) if quick else (1000, 3000)
     out, rss = [], {}
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix=f"bench-regrade-{n}-") as tmp:
@@ -207,7 +207,7 @@ def bench_shim(quick: bool) -> list[dict]:
         import bench_shim
     except Exception as exc:  # noqa: BLE001 - report, never crash the whole benchmark
         return [{"figure": "shim", "error": f"unavailable: {exc}"}]
-    calls, mb = (20, 20) if quick else (100, 100)
+    calls, mb = (10, 10) if quick else (100, 100)
     try:
         floor = med(interleave({"floor": floor_case()}, 9 if quick else 31)["floor"])
         res = bench_shim.run(calls, mb)
