@@ -15,7 +15,7 @@ Figures (NAME: what / reference):
   shim      recording-shim overhead per call / the floor; tee throughput / a `cat | cat` pipe
   runner    16 items, 1 s scripted model turns, stubbed subject: -j8 / -j1 (and the real abicheck)
 
-`--quick` (CI smoke, < 60 s on an idle 2-core machine): fewer repeats, 300/900 bundles, 0.2 s turns. Nothing here calls a
+`--quick` (CI smoke, < 60 s on an idle 2-core machine): fewer repeats, 400/1,200 bundles, 0.2 s turns. Nothing here calls a
 network or a real model: the runner figure uses the in-process scripted agent with `latency:`.
 """
 
@@ -172,7 +172,7 @@ def synth_repo(dest: Path, n: int) -> Path:
 
 
 def bench_regrade(quick: bool) -> list[dict]:
-    sizes = (300, 900) if quick else (1000, 3000)
+    sizes = (400, 1200) if quick else (1000, 3000)  # both above POOL_MIN: same mode
     out, rss = [], {}
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix=f"bench-regrade-{n}-") as tmp:
