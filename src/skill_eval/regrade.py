@@ -197,6 +197,8 @@ def run(cfg: Config, root: Path, fresh: Callable[[dict[str, Any]], list[str]], c
     paths = meta_paths(root)
     if not paths:
         return
+    if _STATE:  # workers read module state: two interleaved passes would read each other's
+        raise RuntimeError("regrade.run: another pass is still being consumed in this process")
     _STATE.update(root=root, paths=paths, cfg=cfg, fresh=fresh, catalog=catalog, grade=grade, slim=slim)
     import multiprocessing  # here, not at import: `skill-eval --help` never needs it
 
