@@ -85,8 +85,8 @@ class SlimGrade:
         self.kind = _intern(grade.kind)
         self.item = _intern(grade.item)
         self._meta = tuple(_intern(grade.meta.get(k)) for k in self._META_KEYS)
-        self._checks = tuple(_check_key(n, c.status, tuple(c.reasons) if n in self.KEEP_REASONS else ())
-                             for n, c in grade.checks.items())
+        self._checks = _share(tuple(_check_key(n, c.status, tuple(c.reasons) if n in self.KEEP_REASONS else ())
+                                    for n, c in grade.checks.items()))
         self.zero_tolerance = _INTERNED.setdefault(tuple(grade.zero_tolerance), tuple(grade.zero_tolerance))
 
     @property
@@ -107,7 +107,7 @@ class SlimGrade:
         self.zero_tolerance = _INTERNED.setdefault(zero, zero)
         self.kind, self.item = _intern(kind), _intern(item)
         self._meta = tuple(_intern(v) for v in meta)
-        self._checks = tuple(_check_key(*c) for c in checks)
+        self._checks = _share(tuple(_check_key(*c) for c in checks))
 
     def full(self) -> Any:
         from skill_eval.graders import Check, Grade
@@ -151,6 +151,13 @@ def _intern(value: Any) -> Any:
     if isinstance(value, str):
         return sys.intern(value)
     return _INTERNED.setdefault(value, value) if isinstance(value, int) else value
+
+
+def _share(checks: tuple) -> tuple:
+    """One shared tuple per distinct status pattern (most bundles have one of a handful)."""
+    if any(reasons for _, _, reasons in checks):
+        return checks
+    return _INTERNED.setdefault(("checks", checks), checks)
 
 
 def _check_key(name: str, status: str, reasons: tuple[str, ...]) -> tuple[str, str, tuple[str, ...]]:
