@@ -17,13 +17,14 @@ error once it has evidence or names nothing expected — so the list can only sh
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skill_eval import baselines, fsio, gates, schemas, strict
+from skill_eval import baselines, fsio, gates, regrade, schemas, strict
 from skill_eval.config import Config
 from skill_eval.errors import SkillEvalError
 from skill_eval.graders import Catalog, Grade, grade_bundle
@@ -33,7 +34,7 @@ PENDING = "evidence-pending.yaml"
 LAYOUT_DEPTH = 5  # <skill|trigger>/<arm>/<run-id>/<item>/<k>
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Slot:
     kind: str
     skill: str  # scenario skill, or "trigger"
@@ -77,35 +78,94 @@ def slot_of(meta: dict[str, Any]) -> Slot:
     return Slot("behavioral", meta.get("skill") or "", meta["arm"], meta["scenario"], meta["k"])
 
 
+def _read_meta(cfg: Config, meta_path: Path, parts: tuple[str, ...]) -> Found:
+    """The original, message-exact reading of one layout-level meta.json (scan, and the rare
+    path of the one-pass gate where the bundle loader could not read meta.json)."""
+    f = Found(meta_path.parent, "/".join(parts), None, None)
+    try:
+        meta = strict.load_json(meta_path, max_bytes=cfg.max_bundle_file_bytes)
+        errs = schemas.errors(meta, "meta")
+        if errs:
+            raise SkillEvalError(f"does not match schemas/meta.schema.json: {errs[0]}")
+        f.meta, f.slot = meta, slot_of(meta)
+        _check_path(f, parts, meta["run_id"])
+    except SkillEvalError as exc:
+        f.problems.append(f"unreadable meta.json: {str(exc).split(' — fix:')[0]}")
+    return f
+
+
+def _check_path(f: Found, parts: tuple[str, ...], run_id: str) -> None:
+    assert f.slot is not None
+    want = (f.slot.skill, f.slot.arm, run_id, f.slot.item, str(f.slot.k))
+    if parts != want:
+        f.problems.append(f"path says {'/'.join(parts)} but meta.json says {'/'.join(want)}")
+
+
+def _layout_problems(root: Path, metas: list[Path]) -> list[str]:
+    return _layout_problems_of([m.parent.relative_to(root).parts for m in metas])
+
+
+def _layout_problem(parts: tuple[str, ...], bundle_dirs: set[tuple[str, ...]]) -> list[str]:
+    if len(parts) != LAYOUT_DEPTH and not (len(parts) > LAYOUT_DEPTH and parts[:LAYOUT_DEPTH] in bundle_dirs):
+        return [f"extra: evidence/{'/'.join(parts)}/meta.json is not at <skill|trigger>/<arm>/<run-id>/<item>/<k>/"]
+    return []
+
+
+def _layout_problems_of(rels: list[tuple[str, ...]]) -> list[str]:
+    problems = []
+    bundle_dirs = {parts for parts in rels if len(parts) == LAYOUT_DEPTH}
+    for parts in rels:
+        if len(parts) != LAYOUT_DEPTH and not (len(parts) > LAYOUT_DEPTH and parts[:LAYOUT_DEPTH] in bundle_dirs):
+            problems.append(f"extra: evidence/{'/'.join(parts)}/meta.json is not at <skill|trigger>/<arm>/<run-id>/<item>/<k>/")
+    return problems
+
+
 def scan(cfg: Config) -> tuple[list[Found], list[str]]:
     """Every bundle under evidence/, and layout problems (misplaced meta.json, stray files)."""
     root = evidence_dir(cfg)
-    if not root.is_dir():
-        return [], []
-    found, problems = [], []
-    metas = sorted(root.rglob("meta.json"))
-    bundle_dirs = {m.parent.relative_to(root).parts for m in metas if len(m.parent.relative_to(root).parts) == LAYOUT_DEPTH}
-    for meta_path in metas:
-        rel_dir = meta_path.parent.relative_to(root)
-        parts = rel_dir.parts
-        if len(parts) != LAYOUT_DEPTH:
-            if not (len(parts) > LAYOUT_DEPTH and parts[:LAYOUT_DEPTH] in bundle_dirs):  # a file inside a bundle
-                problems.append(f"extra: evidence/{rel_dir.as_posix()}/meta.json is not at <skill|trigger>/<arm>/<run-id>/<item>/<k>/")
+    metas = [Path(m) for m in regrade.meta_paths(root)]
+    found = [_read_meta(cfg, m, m.parent.relative_to(root).parts) for m in metas
+             if len(m.parent.relative_to(root).parts) == LAYOUT_DEPTH]
+    return found, _layout_problems(root, metas)
+
+
+_NO_PROBLEMS: list[str] = []  # shared by every clean bundle (never appended to)
+
+
+class _Seen:
+    """What the gate keeps of one layout-level bundle while streaming the pass (small on purpose)."""
+
+    __slots__ = ("rel", "slot", "problems", "stale", "grade")
+
+    def __init__(self, rel: str, slot: Slot | None, problems: list[str], stale: list[str] | tuple[()], grade: Any):
+        self.rel, self.slot, self.problems, self.stale, self.grade = rel, slot, problems, stale, grade
+
+
+def _pass(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Callable[[], Catalog],
+          shared: bool, slim: bool) -> tuple[list[_Seen], list[str]]:
+    """One pass: every layout-level bundle read once, with its freshness and its grade."""
+    root = evidence_dir(cfg)
+    results = regrade.survey(cfg, root) if shared else regrade.run(cfg, root, fresh, catalog, slim=slim)
+    root_str = str(root)
+    seen: list[_Seen] = []
+    others: list[tuple[str, ...]] = []  # meta.json files not at bundle depth (rare): layout problems
+    for r in results:
+        if not r.in_layout:
+            others.append(r.parts)
             continue
-        f = Found(meta_path.parent, rel_dir.as_posix(), None, None)
-        try:
-            meta = strict.load_json(meta_path, max_bytes=cfg.max_bundle_file_bytes)
-            errs = schemas.errors(meta, "meta")
-            if errs:
-                raise SkillEvalError(f"does not match schemas/meta.schema.json: {errs[0]}")
-            f.meta, f.slot = meta, slot_of(meta)
-            want = (f.slot.skill, f.slot.arm, meta["run_id"], f.slot.item, str(f.slot.k))
-            if parts != want:
-                f.problems.append(f"path says {'/'.join(parts)} but meta.json says {'/'.join(want)}")
-        except SkillEvalError as exc:
-            f.problems.append(f"unreadable meta.json: {str(exc).split(' — fix:')[0]}")
-        found.append(f)
-    return found, problems
+        if not r.meta_ok:  # rare: rebuild the exact message (and grade it if the strict reader disagrees)
+            f = _read_meta(cfg, r.path / "meta.json", r.parts)
+            graded = f.meta is not None
+            seen.append(_Seen(f.rel, f.slot, f.problems, fresh(f.meta) if graded else (),
+                              grade_bundle(f.path, catalog()) if graded else None))
+            continue
+        f = Found(r.path, "/".join(r.parts), None, Slot(*(sys.intern(v) if isinstance(v, str) else v for v in r.slot_key)))
+        _check_path(f, r.parts, r.run_id or "")
+        if hasattr(r.grade, "share_path"):
+            r.grade.share_path(root_str, f.rel)
+        seen.append(_Seen(f.rel, f.slot, f.problems or _NO_PROBLEMS, r.stale or (), r.grade))
+    bundle_dirs = {tuple(s.rel.split("/")) for s in seen}
+    return seen, [p for parts in others for p in _layout_problem(parts, bundle_dirs)]
 
 
 def load_pending(cfg: Config) -> list[dict[str, str]]:
@@ -124,10 +184,15 @@ def _default_selection():
 
 
 def _default_freshness(cfg: Config) -> Callable[[dict[str, Any]], list[str]]:
-    from skill_eval import freshness
+    return regrade.default_freshness(cfg)
 
-    cur = freshness.current(cfg)
-    return lambda meta: freshness.check_bundle_freshness(cfg, meta, cur)
+
+_ORIGINAL_DEFAULT_FRESHNESS = _default_freshness
+
+
+def _meta_of(cfg: Config, rel: str) -> dict[str, Any]:
+    """A stale bundle's meta.json, read again only when a deferral might excuse it (rare)."""
+    return strict.load_json(evidence_dir(cfg) / rel / "meta.json")
 
 
 def _deferrals(cfg: Config, stage: str):
@@ -145,26 +210,50 @@ def _slots(cfg: Config, suite_obj: Any, expected_fn: Callable[..., Any]) -> set[
 
 def check(cfg: Config, suite: str = "risk", base: str | None = None, stage: str = "merge", *,
           select_fn: Callable[..., Any] | None = None, expected_fn: Callable[..., Any] | None = None,
-          freshness_fn: Callable[[dict[str, Any]], list[str]] | None = None, catalog: Catalog | None = None) -> Report:
+          freshness_fn: Callable[[dict[str, Any]], list[str]] | None = None, catalog: Catalog | None = None,
+          keep_reasons: bool = True) -> Report:
+    """`keep_reasons=False`: report.grades are SlimGrades (statuses and failures; enough for the
+    gates and text output) so memory stays flat over thousands of bundles."""
+    with regrade.sharing(slim=not keep_reasons):  # current digests computed once for selection and freshness
+        return _check(cfg, suite, base, stage, select_fn=select_fn, expected_fn=expected_fn, freshness_fn=freshness_fn,
+                      catalog=catalog, slim=not keep_reasons)
+
+
+def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: Callable[..., Any] | None,
+           expected_fn: Callable[..., Any] | None, freshness_fn: Callable[[dict[str, Any]], list[str]] | None,
+           catalog: Catalog | None, slim: bool) -> Report:
     if select_fn is None or expected_fn is None:
         sel, exp = _default_selection()
         select_fn, expected_fn = select_fn or sel, expected_fn or exp
+    shared = freshness_fn is None and catalog is None and _default_freshness is _ORIGINAL_DEFAULT_FRESHNESS
     fresh_cache: list[Callable[[dict[str, Any]], list[str]]] = [freshness_fn] if freshness_fn else []
 
     def fresh(meta: dict[str, Any]) -> list[str]:
         if not fresh_cache:  # computing current digests is costly: only when there is evidence
             fresh_cache.append(_default_freshness(cfg))
         return fresh_cache[0](meta)
+
+    def prime() -> None:
+        if not fresh_cache:
+            fresh_cache.append(_default_freshness(cfg))
+        getattr(fresh_cache[0], "prime", lambda: None)()
+    fresh.prime = prime  # type: ignore[attr-defined]
+    catalog_box: list[Catalog] = [catalog] if catalog is not None else []
+
+    def get_catalog() -> Catalog:
+        if not catalog_box:
+            catalog_box.append(Catalog(cfg))
+        return catalog_box[0]
     report = Report(suite, stage)
     chosen = select_fn(cfg, suite, base)
     expected = _slots(cfg, chosen, expected_fn)
     full = expected if suite == "full" else _slots(cfg, select_fn(cfg, "full", None), expected_fn)
     report.expected = len(expected)
-    found, layout = scan(cfg)
+    found, layout = _pass(cfg, fresh, get_catalog, shared, slim)
     report.errors += layout
     report.found = len(found)
 
-    by_slot: dict[Slot, list[Found]] = defaultdict(list)
+    by_slot: dict[Slot, list[_Seen]] = defaultdict(list)
     for f in found:
         for p in f.problems:
             report.errors.append(f"unreadable: evidence/{f.rel}: {p}")
@@ -201,17 +290,17 @@ def check(cfg: Config, suite: str = "risk", base: str | None = None, stage: str 
         if any((s.kind, s.item) == key for s in expected):
             report.pending.append(f"PENDING {key[0]} {key[1]}: {pend_keys[key]['reason']}")
 
-    catalog = catalog or Catalog(cfg)
+    catalog = get_catalog()
     deferrals = _deferrals(cfg, stage) if found else None
     for f in found:
-        if f.meta is None:
+        g = f.grade
+        if g is None:
             continue
-        stale = fresh(f.meta)
-        if deferrals is not None and deferrals.excuses(f.meta, stale):
+        stale = list(f.stale)
+        if stale and deferrals is not None and deferrals.excuses(_meta_of(cfg, f.rel), stale):
             stale = []  # reviewed, expiring, digest-bound deferral (rerecord.py): listed as pending below
         for p in stale:
             report.errors.append(f"stale: evidence/{f.rel}: {p}")
-        g = grade_bundle(f.path, catalog)
         report.grades.append(g)
         for name in ("bundle", "oracle"):
             c = g.checks.get(name)

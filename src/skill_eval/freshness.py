@@ -68,8 +68,18 @@ class Current:
 
 
 def current(cfg: Config) -> Current:
+    """The current digests. Inside `regrade.sharing()` (one `pr` or evidence check) computed once per Config."""
+    from skill_eval import regrade
+
+    memo = regrade.shared_memo()
+    key = ("freshness.current", id(cfg))
+    if memo is not None and key in memo:
+        return memo[key][1]
     skills = discover(cfg)
-    return Current(pack_mod.compute(cfg, skills), pack_mod.surface_digest(cfg), cfg.subject.surface_files, skills)
+    cur = Current(pack_mod.compute(cfg, skills), pack_mod.surface_digest(cfg), cfg.subject.surface_files, skills)
+    if memo is not None:
+        memo[key] = (cfg, cur)  # holding cfg keeps its id unique for the memo's lifetime
+    return cur
 
 
 def required_keys(meta: dict[str, Any], cur: Current) -> list[str]:

@@ -3,21 +3,30 @@
 Schemas live in the repository's top-level `schemas/` directory (one file per
 format) and ship inside the wheel as `skill_eval/schemas/`. A validation failure
 becomes one line naming the file, the field path and what was wrong.
+
+Speed: a valid instance is recognised by a compiled yes/no check (`fastschema`, property-
+tested against jsonschema); only an invalid or undecidable one goes through `jsonschema`,
+which therefore still writes every error message. `jsonschema` itself is imported only
+then (it costs ~0.1 s of start-up that valid input never needs).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-
-from skill_eval import strict
+from skill_eval import fastschema, strict
 from skill_eval.errors import InputError
+
+if TYPE_CHECKING:
+    import jsonschema
 
 _PACKAGED = Path(__file__).parent / "schemas"
 _SOURCE_TREE = Path(__file__).resolve().parents[2] / "schemas"
+# SKILL_EVAL_VALIDATOR=jsonschema turns the fast path off (reference runs in tests and bench.py).
+FAST = os.environ.get("SKILL_EVAL_VALIDATOR", "fast") != "jsonschema"
 
 
 def schema_dir() -> Path:
@@ -28,14 +37,34 @@ def schema_dir() -> Path:
 @functools.cache
 def load_schema(name: str) -> dict[str, Any]:
     path = schema_dir() / f"{name}.schema.json"
-    schema = strict.load_json(path)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return schema
+    return strict.load_json(path)
 
 
 @functools.cache
 def _validator(name: str) -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(load_schema(name), format_checker=jsonschema.FormatChecker())
+    import jsonschema
+
+    schema = load_schema(name)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+
+
+@functools.cache
+def _fast(name: str) -> fastschema.Check | None:
+    return fastschema.compile_schema(load_schema(name))
+
+
+def is_valid_fast(instance: Any, name: str) -> bool:
+    """True only when the compiled check is sure the instance is valid."""
+    if not FAST:
+        return False
+    check = _fast(name)
+    if check is None:
+        return False
+    try:
+        return check(instance)
+    except (fastschema.Undecided, RecursionError):
+        return False
 
 
 def field_path(error: jsonschema.ValidationError) -> str:
@@ -45,6 +74,8 @@ def field_path(error: jsonschema.ValidationError) -> str:
 
 def errors(instance: Any, name: str) -> list[str]:
     """All validation problems as 'field: message' strings, sorted for stable output."""
+    if is_valid_fast(instance, name):
+        return []
     found = []
     for err in _validator(name).iter_errors(instance):
         found.append(f"{field_path(err)}: {_short(err)}")
@@ -53,6 +84,10 @@ def errors(instance: Any, name: str) -> list[str]:
 
 def validate(instance: Any, name: str, source: object) -> Any:
     """Validate or raise InputError naming the first (most relevant) problem."""
+    if is_valid_fast(instance, name):
+        return instance
+    import jsonschema
+
     err = jsonschema.exceptions.best_match(_validator(name).iter_errors(instance))
     if err is not None:
         raise InputError(

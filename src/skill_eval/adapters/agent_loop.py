@@ -30,15 +30,17 @@ import os
 import re
 import subprocess
 import sys
-import urllib.error
-import urllib.request
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from skill_eval import strict
 from skill_eval.errors import InputError
 from skill_eval.modelserver import script as ms
+
+if TYPE_CHECKING:
+    import urllib.error
 
 MAX_TOOL_OUTPUT = 64 * 1024
 MAX_READ = 256 * 1024
@@ -304,6 +306,9 @@ class ScriptModel:
     def complete(self, history: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
         turn = sum(1 for h in history if h["role"] == "assistant")
         step = self.script.turn(turn)
+        wait = self.script.delay(turn)
+        if wait > 0:  # the scripted model's think time (script `latency:` / a turn's `delay:`)
+            time.sleep(wait)
         usage = (self.script.usage["input_tokens"], self.script.usage["output_tokens"])
         if "final" in step:
             return Reply(step["final"], [], usage)
@@ -341,6 +346,9 @@ class HttpModel:
         return _parse_responses(self._post("/responses", body))
 
     def _post(self, route: str, body: dict[str, Any]) -> Any:
+        import urllib.error  # here: the scripted backend (every benchmark and replay run) never pays for http.client
+        import urllib.request
+
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from skill_eval import freshness, rerecord, schemas, strict
+from skill_eval import freshness, fsio, regrade, rerecord, schemas, strict
 from skill_eval.commands._common import load_config, plural
 from skill_eval.errors import InputError, SkillEvalError
 from skill_eval.output import emit
@@ -29,13 +29,20 @@ def run(args: argparse.Namespace) -> int:
     cur = freshness.current(cfg)
     other: list[str] = [f"mapping: {p}" for p in freshness.check_mapping(cur)]  # problems besides stale bundles
     root = args.evidence or cfg.evals_dir / "evidence"
-    bundles = args.bundles or freshness.find_bundles(root)
+    if args.bundles:
+        bundles = list(args.bundles)
+        suspects = bundles
+    else:  # the shared one-pass survey (inside `pr`, the evidence step reuses it); only stale or
+        # unreadable bundles get the second, per-bundle look below (deferrals, moved digests, wording)
+        results = sorted((r for r in regrade.survey(cfg, root, cur=cur, grade=False) if r.visible), key=lambda r: r.path)
+        bundles = [r.path for r in results]
+        suspects = [r.path for r in results if not r.meta_ok or r.stale]
     deferrals = rerecord.Deferrals(cfg, cur)
     stale: dict[str, list[str]] = {}  # skill (or "trigger") -> stale bundle lines
     moved: dict[str, set[str]] = {}  # skill (or "trigger") -> digests that moved under its bundles
     counts: dict[str, int] = {}
     stale_metas = []
-    for b in bundles:
+    for b in suspects:
         try:
             meta = schemas.validate(strict.load_json(b / "meta.json"), "meta", b / "meta.json")
         except InputError as exc:
@@ -91,9 +98,7 @@ def _write_deferrals(args, cfg, cur, stale_metas) -> int:
             "# current digest, expires, and must be removed once the evidence is re-recorded. Reviewed in the PR.\n")
     text = head + yaml.safe_dump(body, sort_keys=False, width=120)
     schemas.validate(strict.loads_yaml(text, path), "evidence_rerecord", path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    fsio.write_file(cfg.root, path, text)  # atomic, never through a symlink
     keys = [e["key"] for e in body["rerecord"]]
     emit(args, [f"wrote {_rel(cfg, path)}: {', '.join(keys)} deferred until {body['rerecord'][0]['expires']} — commit it for review"],
          {"ok": True, "path": str(path), "rerecord": body["rerecord"]})

@@ -24,6 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kind", required=True, choices=sorted(PROVIDERS), help="API dialect to speak")
     p.add_argument("--script", required=True, type=Path, help="model script (YAML or JSON, schemas/model_script.schema.json)")
     p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: an ephemeral one)")
+    p.add_argument("--latency", type=float, default=None, metavar="S",
+                   help="seconds every scripted turn waits before answering (overrides the script's latency; a turn's delay wins)")
     p.add_argument("--log", type=Path, default=None, help="append one JSON line per request (no auth headers) to this file")
 
 
@@ -31,7 +33,11 @@ def run(args: argparse.Namespace) -> int:
     script = load_script(args.script)
     log = args.log.open("a", encoding="utf-8") if args.log else None
     try:
-        server = start_server(args.kind, script, port=args.port, log=log)
+        if args.latency is not None and args.latency < 0:
+            from skill_eval.errors import SkillEvalError
+
+            raise SkillEvalError(f"--latency {args.latency}: must be >= 0 seconds")
+        server = start_server(args.kind, script, port=args.port, log=log, latency=args.latency)
         info = {"url": server.url, "port": server.port, "kind": args.kind, "model": script.model_id}
         stop = threading.Event()
         # Before the ready line: a caller may send SIGTERM as soon as it reads it.

@@ -13,6 +13,7 @@ import io
 import json
 import sys
 import time
+from typing import Any
 
 from skill_eval.commands._common import load_config
 from skill_eval.errors import SkillEvalError
@@ -94,11 +95,26 @@ def _namespace(module, base: argparse.Namespace, extra: dict) -> argparse.Namesp
 
 
 def run(args: argparse.Namespace) -> int:
+    from skill_eval import regrade
+
     _validate_names(args)
     cfg = load_config(args)  # a broken config is a usage error for the whole profile (exit 2)
     skip = {_canonical(n) for n in getattr(args, "skip", None) or []}
     only = {_canonical(n) for n in getattr(args, "only", None) or []}
     results = []
+    failed = False
+    # freshness and evidence read each bundle once, in one shared pass (text mode keeps slim grades)
+    with regrade.sharing(passes=True, slim=not args.json):
+        failed = _run_steps(args, results, cfg, skip, only)
+    summary = ", ".join(f"{r['step']} {r['status']}" for r in results)
+    if args.json:
+        print(json.dumps({"ok": not failed, "steps": results}, indent=2, sort_keys=True))
+    else:
+        print(f"pr: {'FAIL' if failed else 'ok'} — {summary}")
+    return 1 if failed else 0
+
+
+def _run_steps(args: argparse.Namespace, results: list[dict], cfg: Any, skip: set[str], only: set[str]) -> bool:
     failed = False
     for label, mod_name, extra in STEPS:
         started = time.monotonic()
@@ -135,9 +151,4 @@ def run(args: argparse.Namespace) -> int:
         seconds = round(time.monotonic() - started, 2)
         failed |= rc != 0
         results.append({"step": label, "status": "ok" if rc == 0 else "fail", "exit": rc, "seconds": seconds, "detail": detail})
-    summary = ", ".join(f"{r['step']} {r['status']}" for r in results)
-    if args.json:
-        print(json.dumps({"ok": not failed, "steps": results}, indent=2, sort_keys=True))
-    else:
-        print(f"pr: {'FAIL' if failed else 'ok'} — {summary}")
-    return 1 if failed else 0
+    return failed

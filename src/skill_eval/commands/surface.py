@@ -9,24 +9,26 @@ from skill_eval.commands._common import load_config
 from skill_eval.output import emit
 
 NAME = "surface"
-HELP = "check (default) or --write the committed CLI reference against the installed subject's --help"
+HELP = "check (default) or --write the committed CLI reference against the installed subject's CLI"
 DESCRIPTION = surface.__doc__
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--write", action="store_true", help="regenerate the reference from the installed tool")
     p.add_argument("--subject", default=None, help="path of the subject executable (default: $SKILL_EVAL_REAL or PATH)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="re-extract even if .cache/skill-eval/surface/ holds this installation's reference")
 
 
 def run(args: argparse.Namespace) -> int:
     cfg = load_config(args)
     tool = surface.find_subject(cfg, args.subject)
     if args.write:
-        path = surface.write_reference(cfg, tool)
+        path = surface.write_reference(cfg, tool, cache=not args.no_cache)
         emit(args, [f"wrote {path.relative_to(cfg.root)}"], {"ok": True, "reference": str(path)})
         return 0
     reference = surface.load_reference(cfg)
-    problems = surface.drift(reference, surface.extract(tool))
+    problems = surface.drift(reference, surface.extract(tool, cache_root=None if args.no_cache else cfg.root))
     lines = [f"  drift: {p}" for p in problems]
     lines.append(f"surface: {'FAIL' if problems else 'ok'} — {cfg.subject.cli_reference} vs installed {tool.name} {reference.get('version')}"
                  + (" (update skills, then `skill-eval surface --write`)" if problems else ""))

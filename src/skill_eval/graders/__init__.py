@@ -169,9 +169,12 @@ def _apply(module: Any, names: tuple[str, ...], run: Any) -> list[str]:
     return reasons
 
 
-def grade_bundle(path: Path, catalog: Catalog) -> Grade:
-    """Grade one bundle directory. Never raises on bundle content."""
-    b = bundle_mod.load(Path(path), max_bytes=catalog.cfg.max_bundle_file_bytes)
+def grade_bundle(path: Path, catalog: Catalog, *, loaded: bundle_mod.Bundle | None = None) -> Grade:
+    """Grade one bundle directory. Never raises on bundle content.
+
+    `loaded` is the same directory already read by `bundle.load` (the evidence pass reads each
+    bundle once and feeds freshness, the gate and grading from it)."""
+    b = loaded if loaded is not None else bundle_mod.load(Path(path), max_bytes=catalog.cfg.max_bundle_file_bytes)
     ctx = catalog.context_for(b.meta, Path(path))
     meta = b.meta or {}
     zero = catalog.rubric.zero_tolerance if catalog.rubric else ZERO_TOLERANCE_DEFAULT

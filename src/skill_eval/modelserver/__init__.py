@@ -39,13 +39,19 @@ def provider_class(kind: str) -> type[Provider]:
 
 
 def start_server(
-    kind: str, script: Path | str | ModelScript, *, host: str = "127.0.0.1", port: int = 0, log: Any = None
+    kind: str, script: Path | str | ModelScript, *, host: str = "127.0.0.1", port: int = 0, log: Any = None,
+    latency: float | None = None,
 ) -> ServerHandle:
-    """Start a scripted server. `log`: optional text stream receiving one JSON line per request."""
+    """Start a scripted server. `log`: optional text stream receiving one JSON line per request;
+    `latency`: seconds per scripted turn, overriding the script's `latency:` (a turn's `delay:` still wins)."""
+    import dataclasses
+
     from skill_eval.modelserver.common import ServerHandle
 
     provider = provider_class(kind)
     loaded = script if isinstance(script, ModelScript) else load_script(Path(script))
+    if latency is not None:
+        loaded = dataclasses.replace(loaded, latency=float(latency))
     return ServerHandle(provider(loaded), host=host, port=port, log=log)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -117,6 +118,10 @@ class _Handler(BaseHTTPRequestHandler):
                 reply = state.provider.respond(method, self.path, body)
             except Exception as exc:  # noqa: BLE001 - a server thread must answer, not die
                 reply = error_reply(500, f"scripted server failed: {type(exc).__name__}: {exc}")
+        if reply.turn is not None:  # a scripted turn takes the model's think time; auxiliary requests do not
+            wait = state.provider.script.delay(reply.turn)
+            if wait > 0:
+                time.sleep(wait)
         headers = {k.lower(): v for k, v in self.headers.items() if k.lower() not in _DROP_HEADERS}
         record = RecordedRequest(method, self.path, headers, body, reply.turn, reply.note)
         with state.lock:

@@ -44,10 +44,19 @@ class ModelScript:
     digest: str
     usage: dict[str, int]
     source: str
+    latency: float = 0.0  # default seconds per turn (script `latency:`, or a server's --latency)
 
     @property
     def model_id(self) -> str:
         return f"scripted:{self.digest}"
+
+    def delay(self, index: int) -> float:
+        """Seconds to wait before answering turn `index`: the turn's `delay`, else the script's latency.
+
+        Real models take seconds per turn; without this, scripted runs finish in milliseconds and
+        runner parallelism cannot be measured the way real runs behave."""
+        step = self.turns[index] if 0 <= index < len(self.turns) else {}
+        return float(step.get("delay", self.latency))
 
     def turn(self, index: int) -> dict[str, Any]:
         """Turn `index` (0-based); past the end, a final answer saying so (logged by servers)."""
@@ -74,7 +83,8 @@ def parse_script(data: bytes, source: str, *, yaml: bool) -> ModelScript:
             raise InputError(f"field turns.{i}: only the last turn may be final (later turns are unreachable)", source=source)
     usage = dict(DEFAULT_USAGE)
     usage.update(value.get("usage", {}))
-    return ModelScript(turns=turns, digest=hashlib.sha256(data).hexdigest(), usage=usage, source=source)
+    return ModelScript(turns=turns, digest=hashlib.sha256(data).hexdigest(), usage=usage, source=source,
+                       latency=float(value.get("latency", 0.0)))
 
 
 def call_id(turn: int, index: int, prefix: str = "") -> str:

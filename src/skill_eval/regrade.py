@@ -1,0 +1,308 @@
+"""One pass over the evidence tree: read each bundle once, feed freshness, the gate and grading.
+
+Why: `pr` used to read and validate every meta.json three times (the gate's scan, the
+grader's load, the separate freshness step) and re-parse the whole bundle per consumer.
+Here each bundle directory is loaded once by `bundle.load`; its meta feeds the layout/slot
+check and freshness, and the same loaded bundle is graded. Inside `sharing()` (what `pr`
+uses) the result is memoised for the process, so the freshness step and the evidence step
+share one pass.
+
+Results come back in a fixed (sorted path) order. Above `POOL_MIN` bundles the work is spread
+over a fork process pool (both cores here) with `imap` in order, so output is byte-identical
+to the serial pass. Messages for broken meta.json files are rebuilt by the original readers
+(a rare path), so every error line stays exactly as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skill_eval.config import Config
+
+LAYOUT_DEPTH = 5  # <skill|trigger>/<arm>/<run-id>/<item>/<k>
+POOL_MIN = int(os.environ.get("SKILL_EVAL_POOL_MIN", "300"))
+CHUNK = 16
+
+
+@dataclass(slots=True)
+class Result:
+    """What the gate and the freshness command need from one bundle directory."""
+
+    path: Path
+    parts: tuple[str, ...]  # relative to the evidence root
+    meta_ok: bool  # meta.json read and matched the schema
+    slot_key: tuple[str, str, str, str, int] | None  # (kind, skill, arm, item, k) from meta
+    run_id: str | None
+    stale_label: str | None  # meta's skill or "trigger" (for `freshness`' re-record hint)
+    stale: list[str]
+    grade: Any  # graders.Grade, or None when not graded (outside the layout, unreadable meta)
+
+    @property
+    def in_layout(self) -> bool:
+        return len(self.parts) == LAYOUT_DEPTH
+
+    @property
+    def visible(self) -> bool:
+        """Counted by `freshness` (which skips dot directories such as writers' temp dirs)."""
+        return not any(p.startswith(".") for p in self.parts)
+
+
+def slot_key(meta: dict[str, Any]) -> tuple[str, str, str, str, int]:
+    if meta["kind"] == "trigger":
+        return ("trigger", "trigger", meta["arm"], meta["prompt_id"], meta["k"])
+    return ("behavioral", meta.get("skill") or "", meta["arm"], meta["scenario"], meta["k"])
+
+
+def meta_paths(root: Path) -> list[str]:
+    """Every meta.json below the evidence root, in Path order (the order every consumer reports in).
+
+    Kept as strings (a Path costs ~4x the memory); sorting with "/" mapped below every other
+    character orders them exactly as their Paths' part tuples would."""
+    if not root.is_dir():
+        return []
+    return sorted((str(p) for p in root.rglob("meta.json")), key=lambda s: s.replace("/", "\0"))
+
+
+class SlimGrade:
+    """A Grade kept for the gates only: its statuses, failures and activation reasons, in a few
+    interned tuples (~0.3 KiB instead of ~3 KiB), so re-grading thousands of bundles keeps memory
+    flat. Anything that needs the full object (`meta`, `checks`, the query methods) gets a Grade
+    rebuilt on the fly; reasons other than activation's are dropped (text output never shows them:
+    `--json` keeps full grades)."""
+
+    __slots__ = ("_bundle", "_prefix", "kind", "item", "_meta", "_checks", "zero_tolerance")
+    _META_KEYS = ("arm", "skill", "k", "run_id", "agent", "model", "scenario", "prompt_id", "kind")
+    KEEP_REASONS = ("activation",)
+
+    def __init__(self, grade: Any):
+        self._bundle, self._prefix = grade.bundle, None
+        self.kind = _intern(grade.kind)
+        self.item = _intern(grade.item)
+        self._meta = tuple(_intern(grade.meta.get(k)) for k in self._META_KEYS)
+        self._checks = _share(tuple(_check_key(n, c.status, tuple(c.reasons) if n in self.KEEP_REASONS else ())
+                                    for n, c in grade.checks.items()))
+        self.zero_tolerance = _INTERNED.setdefault(tuple(grade.zero_tolerance), tuple(grade.zero_tolerance))
+
+    @property
+    def bundle(self) -> str:
+        return self._bundle if self._prefix is None else f"{self._prefix}/{self._bundle}"
+
+    def share_path(self, prefix: str, rel: str) -> None:
+        """Keep the bundle path as a shared prefix + the caller's `rel` string (one copy per bundle)."""
+        if self.bundle == f"{prefix}/{rel}":
+            self._bundle, self._prefix = rel, sys.intern(prefix)
+
+    def __getstate__(self) -> tuple:
+        return (self.bundle, self.kind, self.item, self._meta, self._checks, self.zero_tolerance)
+
+    def __setstate__(self, state: tuple) -> None:  # re-intern after crossing a process boundary
+        self._bundle, kind, item, meta, checks, zero = state
+        self._prefix = None
+        self.zero_tolerance = _INTERNED.setdefault(zero, zero)
+        self.kind, self.item = _intern(kind), _intern(item)
+        self._meta = tuple(_intern(v) for v in meta)
+        self._checks = _share(tuple(_check_key(*c) for c in checks))
+
+    def full(self) -> Any:
+        from skill_eval.graders import Check, Grade
+
+        checks = {n: Check(n, st, list(reasons)) for n, st, reasons in self._checks}
+        return Grade(self.bundle, self.kind, self.item, dict(zip(self._META_KEYS, self._meta, strict=True)), checks,
+                     self.zero_tolerance)
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return dict(zip(self._META_KEYS, self._meta, strict=True))
+
+    @property
+    def checks(self) -> dict[str, Any]:
+        return self.full().checks
+
+    # the queries the gates and text output make, answered from the compact tuples
+    def failures(self) -> list[int | str]:
+        failed = [n for n, st, _ in self._checks if st == "fail"]
+        return [*sorted(int(n) for n in failed if n.isdigit()), *sorted(n for n in failed if not n.isdigit())]
+
+    def failed_dimensions(self) -> list[int]:
+        return sorted(int(n) for n, st, _ in self._checks if st == "fail" and n.isdigit())
+
+    def zero_tolerance_failed(self) -> list[int]:
+        return [d for d in self.failed_dimensions() if d in self.zero_tolerance]
+
+    def incomplete(self) -> list[int]:
+        return sorted(int(n) for n, st, _ in self._checks if st == "not_judged")
+
+    def __getattr__(self, name: str) -> Any:  # failures(), failed_dimensions(), passed(), to_json()...
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.full(), name)
+
+
+_INTERNED: dict[Any, Any] = {}
+
+
+def _intern(value: Any) -> Any:
+    if isinstance(value, str):
+        return sys.intern(value)
+    return _INTERNED.setdefault(value, value) if isinstance(value, int) else value
+
+
+def _share(checks: tuple) -> tuple:
+    """One shared tuple per distinct status pattern (most bundles have one of a handful)."""
+    if any(reasons for _, _, reasons in checks):
+        return checks
+    return _INTERNED.setdefault(("checks", checks), checks)
+
+
+def _check_key(name: str, status: str, reasons: tuple[str, ...]) -> tuple[str, str, tuple[str, ...]]:
+    key = (sys.intern(name), sys.intern(status), reasons)
+    return _INTERNED.setdefault(key, key) if not reasons else key
+
+
+# -- the per-bundle work (runs in the parent or in a forked worker) --------------------------
+_STATE: dict[str, Any] = {}
+
+
+def _one(index: int) -> Result:
+    root: Path = _STATE["root"]
+    meta_path = Path(_STATE["paths"][index])
+    cfg: Config = _STATE["cfg"]
+    from skill_eval import bundle as bundle_mod
+
+    path = meta_path.parent
+    parts = path.relative_to(root).parts
+    b = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes)
+    meta = b.meta
+    if meta is None:
+        return Result(path, parts, False, None, None, None, [], None)
+    key = slot_key(meta)
+    stale = list(_STATE["fresh"](meta))
+    grade = None
+    if len(parts) == LAYOUT_DEPTH and _STATE["grade"]:
+        from skill_eval.graders import grade_bundle
+
+        grade = grade_bundle(path, _STATE["catalog"](), loaded=b)
+        if _STATE["slim"]:
+            grade = SlimGrade(grade)
+    return Result(path, parts, True, key, meta["run_id"], meta.get("skill") or "trigger", stale, grade)
+
+
+def run(cfg: Config, root: Path, fresh: Callable[[dict[str, Any]], list[str]], catalog: Callable[[], Any],
+        *, jobs: int | None = None, grade: bool = True, slim: bool = False) -> Iterator[Result]:
+    """Stream one Result per meta.json below `root`, in sorted path order.
+
+    `catalog` is a zero-argument getter (the catalog is built only if a bundle needs grading).
+    `jobs`: worker processes (default: every core once there are more than POOL_MIN bundles).
+    `slim`: keep grades as SlimGrade (gates and text output only).
+    """
+    paths = meta_paths(root)
+    if not paths:
+        return
+    if _STATE:  # workers read module state: two interleaved passes would read each other's
+        raise RuntimeError("regrade.run: another pass is still being consumed in this process")
+    _STATE.update(root=root, paths=paths, cfg=cfg, fresh=fresh, catalog=catalog, grade=grade, slim=slim)
+    import multiprocessing  # here, not at import: `skill-eval --help` never needs it
+
+    if jobs is None:
+        jobs = (os.cpu_count() or 1) if len(paths) > POOL_MIN else 1
+    try:
+        if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+            for i in range(len(paths)):
+                yield _one(i)
+            return
+        if grade:
+            catalog()  # build shared state before forking, so workers inherit it instead of rebuilding it
+        getattr(fresh, "prime", lambda: None)()
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            yield from pool.imap(_one, range(len(paths)), chunksize=CHUNK)
+    finally:
+        _STATE.clear()
+
+
+# -- sharing one pass between the freshness and evidence steps of `pr` ----------------------
+_SHARED: dict[str, Any] | None = None
+
+
+@contextlib.contextmanager
+def sharing(*, passes: bool = False, slim: bool = False) -> Iterator[None]:
+    """Memoise within this block: `freshness.current` once per Config (nothing on disk changes
+    during a check) and, with `passes=True` (what `pr` uses), the evidence pass once per evidence
+    root, so the freshness and evidence steps read each bundle once. `slim`: the pass keeps
+    SlimGrades (pr's text mode). Nested blocks share the outermost memo and its flags."""
+    global _SHARED
+    if _SHARED is not None:
+        yield
+        return
+    _SHARED = {"passes": passes, "slim": slim}
+    try:
+        yield
+    finally:
+        _SHARED = None
+
+
+def shared_memo() -> dict[Any, Any] | None:
+    """The memo of the active `sharing()` block, or None outside one."""
+    return _SHARED
+
+
+def is_sharing() -> bool:
+    return _SHARED is not None
+
+
+def survey(cfg: Config, root: Path, *, cur: Any = None, grade: bool = True, slim: bool | None = None) -> Iterator[Result]:
+    """The default pass (current freshness + grading) over `root`, as a stream of Results.
+
+    Inside `sharing(passes=True)` the pass is computed once (every bundle graded, whatever
+    `grade` says: the evidence step will need it) and replayed to later callers; otherwise the
+    Results are streamed and not kept. `cur`: current digests the caller already has;
+    `slim`: SlimGrades (default: the sharing block's flag, else False)."""
+    memo = _SHARED
+    key = ("survey", str(root.resolve()))
+    if memo is not None and key in memo:
+        return iter(memo[key])
+    if slim is None:
+        slim = bool(memo and memo.get("slim"))
+    if memo is not None and memo.get("passes"):
+        results = list(run(cfg, root, default_freshness(cfg, cur), default_catalog(cfg), grade=True, slim=slim))
+        memo[key] = results
+        return iter(results)
+    return run(cfg, root, default_freshness(cfg, cur), default_catalog(cfg), grade=grade, slim=slim)
+
+
+def default_freshness(cfg: Config, cur: Any = None) -> Callable[[dict[str, Any]], list[str]]:
+    """Freshness against the current digests, computed on first use (only when there is evidence)."""
+    box: list[Any] = [cur] if cur is not None else []
+
+    def prime() -> Any:
+        from skill_eval import freshness
+
+        if not box:
+            box.append(freshness.current(cfg))
+        return box[0]
+
+    def fresh(meta: dict[str, Any]) -> list[str]:
+        from skill_eval import freshness
+
+        return freshness.check_bundle_freshness(cfg, meta, prime())
+
+    fresh.prime = prime  # type: ignore[attr-defined]
+    return fresh
+
+
+def default_catalog(cfg: Config) -> Callable[[], Any]:
+    box: list[Any] = []
+
+    def get() -> Any:
+        if not box:
+            from skill_eval.graders import Catalog
+
+            box.append(Catalog(cfg))
+        return box[0]
+
+    return get

@@ -1,0 +1,153 @@
+"""The compiled validator agrees with jsonschema on every instance it answers.
+
+Seeds are real valid documents from this repository (every bundle file, content file and
+model script), then Hypothesis mutates them: drop/add keys, retype values, replace any
+node with random JSON. `fastschema` may raise Undecided (schemas then asks jsonschema),
+but when it answers, its answer must equal `Draft202012Validator.is_valid`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from skill_eval import fastschema, schemas
+
+ROOT = Path(__file__).resolve().parents[1]
+EVALS = ROOT / "agent-evals" / "skills"
+
+
+def _jsonl(path: Path) -> list:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _seeds() -> dict[str, list]:
+    seeds: dict[str, list] = {n.name.split(".")[0]: [] for n in (ROOT / "schemas").glob("*.schema.json")}
+    for meta in sorted(EVALS.rglob("meta.json"))[:40]:
+        b = meta.parent
+        seeds["meta"].append(json.loads(meta.read_text()))
+        for name, schema in (("claim.json", "claim_file"), ("usage.json", "usage"), ("facts.json", "facts"),
+                             ("judgments.json", "judgments")):
+            if (b / name).is_file():
+                seeds[schema].append(json.loads((b / name).read_text()))
+        for name, schema in (("calls.jsonl", "call"), ("events.jsonl", "event")):
+            if (b / name).is_file():
+                seeds[schema] += _jsonl(b / name)[:6]
+    seeds["ground_truth"].append(json.loads((EVALS / "ground_truth.json").read_text()))
+    for name, schema in (("scenarios.yaml", "scenarios"), ("trigger_corpus.yaml", "trigger_corpus"), ("rubric.yaml", "rubric"),
+                         ("evidence-pending.yaml", "evidence_pending")):
+        if (EVALS / name).is_file():
+            seeds[schema].append(yaml.safe_load((EVALS / name).read_text()))
+    seeds["pack"].append(json.loads((EVALS / "skill-eval-pack.json").read_text()))
+    seeds["cli_surface"].append(json.loads((EVALS / "surface" / "abicheck-cli.json").read_text()))
+    for p in sorted((EVALS / "model-scripts").rglob("*.yaml"))[:5]:
+        seeds["model_script"].append(yaml.safe_load(p.read_text()))
+    for p in sorted((EVALS / "baselines").glob("*.json")):
+        seeds["baseline"].append(json.loads(p.read_text()))
+    for p in sorted((EVALS / "golden").glob("*/manifest.yaml"))[:5]:
+        seeds["golden_manifest"].append(yaml.safe_load(p.read_text()))
+    return seeds
+
+
+SEEDS = _seeds()
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 70) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(["", "a", "x" * 64, "0" * 64, "1", "../x", "/abs", "compare", "BREAKING", "skill:a-b", "surface",
+                       "behavioral", "trigger", "complete", "-o", "json", "file", "captured/1.out"]),
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.sampled_from(["a", "kind", "status", "path", "k", "x"]), kids, max_size=4),
+    max_leaves=12,
+)
+
+
+def _paths(value, prefix=()):
+    yield prefix
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _paths(v, (*prefix, i))
+
+
+@st.composite
+def mutated(draw, name: str):
+    seeds = SEEDS[name]
+    doc = json.loads(json.dumps(draw(st.sampled_from(seeds)))) if seeds else draw(JSON)
+    for _ in range(draw(st.integers(0, 3))):
+        paths = list(_paths(doc))
+        path = draw(st.sampled_from(paths))
+        op = draw(st.sampled_from(["replace", "delete", "add", "retype"]))
+        if not path:
+            if op == "replace":
+                doc = draw(JSON)
+            continue
+        parent = doc
+        for part in path[:-1]:
+            parent = parent[part]
+        last = path[-1]
+        if op == "delete":
+            del parent[last]
+        elif op == "add" and isinstance(parent, dict):
+            parent[draw(st.sampled_from(["extra", "status", "inputs", "zz"]))] = draw(JSON)
+        elif op == "retype":
+            old = parent[last]
+            parent[last] = {bool: 1, int: float(old) if isinstance(old, int) else True, str: 7}.get(type(old), str(old))
+        else:
+            parent[last] = draw(JSON)
+    return doc
+
+
+NAMES = sorted(SEEDS)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_schema_compiles(name):
+    assert schemas._fast(name) is not None
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_seeds_are_valid_fast(name):
+    for doc in SEEDS[name]:
+        assert schemas.is_valid_fast(doc, name), name
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_fast_agrees_with_jsonschema(name, data):
+    doc = data.draw(mutated(name))
+    reference = jsonschema.Draft202012Validator(schemas.load_schema(name)).is_valid(doc)
+    try:
+        fast = schemas._fast(name)(doc)
+    except fastschema.Undecided:
+        return
+    assert fast == reference, (name, doc)
+
+
+@settings(max_examples=300, deadline=None)
+@given(schema_value=JSON, doc=JSON)
+def test_const_enum_unique_semantics(schema_value, doc):
+    for schema in ({"const": schema_value}, {"enum": [schema_value, "a"]}, {"type": "array", "uniqueItems": True},
+                   {"type": ["integer", "null"], "minimum": 1}, {"not": {"type": "number"}}):
+        check = fastschema.compile_schema(schema)
+        try:
+            fast = check(doc)
+        except fastschema.Undecided:
+            continue
+        assert fast == jsonschema.Draft202012Validator(schema).is_valid(doc), (schema, doc)
+
+
+def test_unknown_keyword_falls_back():
+    assert fastschema.compile_schema({"type": "string", "format": "date"}) is None
+
+
+def test_invalid_instance_messages_come_from_jsonschema():
+    assert schemas.errors({"schema_version": 1}, "usage")  # non-empty, jsonschema-worded
+    with pytest.raises(Exception, match="field"):
+        schemas.validate({"schema_version": "x"}, "usage", "u.json")
