@@ -13,9 +13,10 @@ its traceback goes to a log file whose path is printed, and the exit code is 3.
 from __future__ import annotations
 
 import sys
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 
 from skill_eval.errors import EXIT_INTERNAL, EXIT_USAGE, SkillEvalError, UsageError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 
 if TYPE_CHECKING:
     import argparse

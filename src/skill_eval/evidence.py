@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skill_eval import baselines, gates, schemas, strict
+from skill_eval import baselines, formats, gates, schemas, strict
 from skill_eval.config import Config
 from skill_eval.errors import SkillEvalError
-from skill_eval.graders import Catalog, Grade, grade_bundle
+from skill_eval.graders import ZERO_TOLERANCE_DEFAULT, Catalog, Grade, grade_bundle
 
 EVIDENCE = "evidence"
 PENDING = "evidence-pending.yaml"
@@ -93,7 +93,7 @@ def scan(cfg: Config) -> tuple[list[Found], list[str]]:
             continue
         f = Found(meta_path.parent, rel_dir.as_posix(), None, None)
         try:
-            meta = strict.load_json(meta_path, max_bytes=cfg.max_bundle_file_bytes)
+            meta = formats.upgrade(strict.load_json(meta_path, max_bytes=cfg.max_bundle_file_bytes), "meta", meta_path)
             errs = schemas.errors(meta, "meta")
             if errs:
                 raise SkillEvalError(f"does not match schemas/meta.schema.json: {errs[0]}")
@@ -111,7 +111,8 @@ def load_pending(cfg: Config) -> list[dict[str, str]]:
     path = cfg.evals_dir / PENDING
     if not path.exists():
         return []
-    return schemas.validate(strict.load_yaml(path), "evidence_pending", path)["pending"]
+    raw = formats.upgrade(strict.load_yaml(path), "evidence_pending", path)
+    return schemas.validate(raw, "evidence_pending", path)["pending"]
 
 
 def _default_selection():
@@ -203,7 +204,7 @@ def check(cfg: Config, suite: str = "risk", base: str | None = None, stage: str 
             c = g.checks.get(name)
             if c is not None and c.failed:
                 report.errors.append(f"bad bundle: evidence/{f.rel}: {name}: " + "; ".join(c.reasons[:3]))
-    zero = catalog.rubric.zero_tolerance if catalog.rubric else (2, 6)
+    zero = catalog.rubric.zero_tolerance if catalog.rubric else ZERO_TOLERANCE_DEFAULT
     report.errors += gates.pass_k([g for g in report.grades if g.kind == "behavioral"], cfg.k, tuple(zero))
     report.errors += baselines.gate(cfg, report.grades, stage)
     report.errors += gates.trigger_gate(cfg, report.grades, {p.id: p.expected_skill for p in catalog.prompts.values()})
@@ -218,4 +219,4 @@ def pending_from_expected(cfg: Config, reason: str, *, select_fn=None, expected_
     found, _ = scan(cfg)
     have = {(f.slot.kind, f.slot.item) for f in found if f.slot}
     items = sorted({(s.kind, s.item) for s in full} - have)
-    return {"schema_version": 1, "pending": [{"kind": k, "item": i, "reason": reason} for k, i in items]}
+    return {"schema_version": formats.FORMATS["evidence_pending"], "pending": [{"kind": k, "item": i, "reason": reason} for k, i in items]}

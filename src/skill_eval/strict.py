@@ -166,7 +166,7 @@ def loads_jsonl(text: str, source: object) -> list[Any]:
     out = []
     for i, line in enumerate(lines, start=1):
         if not line.strip():
-            raise InputError(f"line {i} is blank", source=source, field=f"line {i}", fix="remove the blank line")
+            raise InputError(f"line {i} is blank", source=source, fix="remove the blank line")
         out.append(loads_json(line, f"{source}:{i}"))
     return out
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from skill_eval import freshness, schemas, strict
+from skill_eval import formats, freshness, schemas, strict
 from skill_eval.commands._common import load_config, plural
 from skill_eval.errors import InputError
 from skill_eval.output import emit
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     stale_skills: set[str] = set()
     for b in bundles:
         try:
-            meta = schemas.validate(strict.load_json(b / "meta.json"), "meta", b / "meta.json")
+            meta = schemas.validate(formats.upgrade(strict.load_json(b / "meta.json"), "meta", b / "meta.json"), "meta", b / "meta.json")
         except InputError as exc:
             problems.append(f"{b}: unreadable meta.json: {exc}")
             continue
