@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import argparse
 
-from skill_eval import config, evidence, strict
+from skill_eval import evidence, strict
+from skill_eval.commands._common import load_config
 from skill_eval.graders import STAGES
 from skill_eval.output import emit
 
@@ -30,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    cfg = config.load(args.root)
+    cfg = load_config(args)
     if args.write_pending is not None:
         body = evidence.pending_from_expected(cfg, args.write_pending)
         head = ("# Expected evidence not recorded yet (schemas/evidence_pending.schema.json).\n"

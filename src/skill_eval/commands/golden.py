@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from skill_eval import config, golden
+from skill_eval import golden
+from skill_eval.commands._common import load_config
 from skill_eval.output import emit
 
 NAME = "golden"
@@ -16,7 +17,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    cfg = config.load(args.root)
+    cfg = load_config(args)
     outcomes, problems = golden.check(cfg)
     lines, mismatches = [], []
     for o in outcomes:

@@ -14,6 +14,7 @@ import sys
 import threading
 from pathlib import Path
 
+from skill_eval.commands._common import bounded_int
 from skill_eval.modelserver import PROVIDERS, load_script, start_server
 
 NAME = "model-server"
@@ -23,7 +24,7 @@ HELP = "serve a scripted model (Anthropic, OpenAI Responses or Gemini API) on 12
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kind", required=True, choices=sorted(PROVIDERS), help="API dialect to speak")
     p.add_argument("--script", required=True, type=Path, help="model script (YAML or JSON, schemas/model_script.schema.json)")
-    p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: an ephemeral one)")
+    p.add_argument("--port", type=bounded_int(0, 65535), default=0, help="port on 127.0.0.1 (default: an ephemeral one)")
     p.add_argument("--log", type=Path, default=None, help="append one JSON line per request (no auth headers) to this file")
 
 

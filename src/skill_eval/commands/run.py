@@ -16,7 +16,8 @@ from pathlib import Path
 from skill_eval import freshness
 from skill_eval.adapters import adapter_names
 from skill_eval.checks.surface import find_subject
-from skill_eval.commands._common import load_config, plural
+from skill_eval.commands._common import bounded_float, bounded_int, load_config, plural
+from skill_eval.config import COST_MAX, JOBS_MAX, K_MAX, MAX_TURNS_MAX, TIMEOUT_MAX
 from skill_eval.output import emit
 from skill_eval.runner import plan
 from skill_eval.runner.execute import RunOptions, preflight, run_item
@@ -40,12 +41,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", default=None, help="OpenAI-style endpoint for --agent openai-compatible")
     p.add_argument("--agent-binary", default=None, help="path of the agent CLI (default: PATH, then .cache/agent-clis)")
     p.add_argument("--arm", default="skill-agent", help="skill-agent | skill | docs | baseline | released:<ref>")
-    p.add_argument("-k", type=int, default=None, help="repetitions per item (default: evals.k)")
-    p.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs")
+    p.add_argument("-k", type=bounded_int(1, K_MAX), default=None, help=f"repetitions per item, 1..{K_MAX} (default: evals.k)")
+    p.add_argument("-j", "--jobs", type=bounded_int(1, JOBS_MAX), default=1, help=f"parallel runs, 1..{JOBS_MAX}")
     p.add_argument("--run-id", default=None, help="run directory name (default: <agent>-<model>, stable so reruns resume)")
-    p.add_argument("--max-turns", type=int, default=None)
-    p.add_argument("--timeout", type=float, default=None, help="wall-clock seconds per run")
-    p.add_argument("--max-cost", type=float, default=None, help="USD per run; a run over it is sealed incomplete")
+    p.add_argument("--max-turns", type=bounded_int(1, MAX_TURNS_MAX), default=None, help=f"1..{MAX_TURNS_MAX} (default: [agent] max_turns)")
+    p.add_argument("--timeout", type=bounded_float(0, TIMEOUT_MAX, low_inclusive=False), default=None,
+                   help=f"wall-clock seconds per run, > 0 and <= {TIMEOUT_MAX:g} (default: [agent] timeout_seconds)")
+    p.add_argument("--max-cost", type=bounded_float(0, COST_MAX), default=None,
+                   help="USD per run; a run over it is sealed incomplete")
     p.add_argument("--retry-incomplete", action="store_true",
                    help="also re-run items whose bundle is sealed incomplete (default: keep them; they are evidence too)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
@@ -56,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
     agent = args.agent or cfg.agent.adapter
     opts = RunOptions(
         adapter=agent, model=args.model or cfg.agent.model, model_server=args.model_server, base_url=args.base_url,
-        binary=args.agent_binary, max_turns=args.max_turns or cfg.agent.max_turns,
-        timeout=args.timeout or cfg.agent.timeout_seconds, max_cost_usd=args.max_cost if args.max_cost is not None else cfg.agent.max_cost_usd,
+        binary=args.agent_binary, max_turns=args.max_turns if args.max_turns is not None else cfg.agent.max_turns,
+        timeout=args.timeout if args.timeout is not None else cfg.agent.timeout_seconds, max_cost_usd=args.max_cost if args.max_cost is not None else cfg.agent.max_cost_usd,
         real_subject=find_subject(cfg),
     )
     if args.model_server and not args.model_server.startswith("scripted:"):
