@@ -60,7 +60,7 @@ def upgrade(record: Any, name: str, source: object) -> Any:
         return record  # the schema reports the shape
     version = record.get("schema_version")
     if isinstance(version, bool) or not isinstance(version, int):
-        raise InputError(f"schema_version must be an integer (this skill-eval writes {current})",
+        raise InputError(f"missing or not an integer (this skill-eval writes {current})",
                          source=source, field="schema_version", fix=f"set schema_version = {current}")
     if version > current:
         raise InputError(f"written by a newer skill-eval ({name} format version {version}; this one reads up to "
