@@ -490,7 +490,7 @@ def build(out: Path) -> int:
     if out.exists():
         shutil.rmtree(out)
     cases: list[dict[str, str]] = []
-    for fmt, (rel, syntax, argv, exits) in FORMATS.items():
+    for fmt, (_, syntax, _, _) in FORMATS.items():
         valid = _valid_text(fmt)
         files: dict[str, bytes] = dict(syntax_cases(fmt, valid))
         if syntax == "frontmatter":
