@@ -84,6 +84,11 @@ CLI_CASES: dict[str, tuple[list[str], str]] = {
     "unknown-command": (["gradee"], "gradee"),
     "unknown-option": (["pack", "--chekc"], "--chekc"),
     "stage-choice": (["grade", "--stage", "nightly", "x"], "--stage"),
+    "grade-long-path": (["grade", "p" * 5000], "pppp"),
+    "digest-long-path": (["digest", "p" * 5000], "pppp"),
+    "root-long-path": (["pack", "--check", "--root", "p" * 5000], "pppp"),
+    "script-long-path": (["model-server", "--kind", "anthropic", "--script", "p" * 5000], "pppp"),
+    "grade-nul-path": (["grade", "bad\x00path"], "bad"),
 }
 
 
@@ -365,6 +370,9 @@ def _config_cases(doc: dict[str, Any]) -> dict[str, Any]:
         "max-turns-zero": _set(doc, "agent.max_turns", 0), "timeout-zero": _set(doc, "agent.timeout_seconds", 0),
         "timeout-huge": _set(doc, "agent.timeout_seconds", 1e12), "max-cost-huge": _set(doc, "agent.max_cost_usd", 1e9),
         "recall-above-one": _set(doc, "thresholds.trigger_min_recall", 2.0),
+        "recall-nan": _set(doc, "thresholds.trigger_min_recall", float("nan")),
+        "timeout-inf": _set(doc, "agent.timeout_seconds", float("inf")),
+        "timeout-nan": _set(doc, "agent.timeout_seconds", float("nan")),
         "precision-negative": _set(doc, "thresholds.trigger_min_precision", -0.5),
         "bootstrap-huge": _set(doc, "thresholds", {**doc["thresholds"], "bootstrap_samples": 10 ** 15}),
         "bundle-bytes-huge": _set(doc, "evals.max_bundle_file_bytes", 10 ** 15),

@@ -103,8 +103,14 @@ def warm_up() -> None:
     """Import the CLI and every command module before forking (each child then starts warm)."""
     from skill_eval import cli, schemas
 
-    for name in cli.COMMANDS:
-        cli.load_command(name)
+    import importlib
+
+    for name, info in cli.COMMANDS.items():
+        path = getattr(info, "module_path", f"skill_eval.commands.{info}")  # (older tables held module names)
+        try:
+            importlib.import_module(path)
+        except ImportError:
+            continue
     for path in sorted(schemas.schema_dir().glob("*.schema.json")):  # compiled validators are per schema name
         schemas.errors({}, path.name.removesuffix(".schema.json"))
 

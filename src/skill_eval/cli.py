@@ -166,12 +166,29 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
+    except OSError as exc:
+        if exc.filename is None:  # not about a path the user gave: treat as a bug
+            return internal_error(exc, as_json)
+        error = path_error(exc)
+        report(error, as_json)
+        return error.exit_code
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
         import os
 
         if os.environ.get("SKILL_EVAL_DEBUG"):
             raise
         return internal_error(exc, as_json)
+
+
+def path_error(exc: OSError) -> SkillEvalError:
+    """An OSError about a named path (too long, permission denied, not a directory...) is bad
+    input, not a bug: one line naming the path (shortened), exit 2."""
+    from skill_eval.errors import InputError
+
+    name = str(exc.filename)
+    short = name if len(name) <= 200 else f"{name[:100]}...{name[-60:]}"
+    return InputError(f"cannot be used ({exc.strerror or type(exc).__name__})", source=short,
+                      fix="check the path and its permissions")
 
 
 def report(exc: SkillEvalError, as_json: bool) -> None:
