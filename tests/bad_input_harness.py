@@ -101,9 +101,9 @@ def run_case(manifest: dict, data_dir: Path, repo: Path, scratch: Path, case_id:
 
 def warm_up() -> None:
     """Import the CLI and every command module before forking (each child then starts warm)."""
-    from skill_eval import cli, schemas
-
     import importlib
+
+    from skill_eval import cli, schemas
 
     for name, info in cli.COMMANDS.items():
         path = getattr(info, "module_path", f"skill_eval.commands.{info}")  # (older tables held module names)
