@@ -25,7 +25,7 @@ from typing import Any
 
 from skill_eval import baselines, formats, gates, schemas, strict
 from skill_eval.config import Config
-from skill_eval.errors import SkillEvalError
+from skill_eval.errors import SkillEvalError, message_of
 from skill_eval.graders import ZERO_TOLERANCE_DEFAULT, Catalog, Grade, grade_bundle
 
 EVIDENCE = "evidence"
@@ -102,7 +102,7 @@ def scan(cfg: Config) -> tuple[list[Found], list[str]]:
             if parts != want:
                 f.problems.append(f"path says {'/'.join(parts)} but meta.json says {'/'.join(want)}")
         except SkillEvalError as exc:
-            f.problems.append(f"unreadable meta.json: {str(exc).split(' — fix:')[0]}")
+            f.problems.append(f"unreadable meta.json: {message_of(exc)}")
         found.append(f)
     return found, problems
 
