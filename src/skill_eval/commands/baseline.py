@@ -11,6 +11,7 @@ import argparse
 
 from skill_eval import baselines, evidence, gates
 from skill_eval.commands._common import load_config
+from skill_eval.errors import EXIT_OK
 from skill_eval.graders import ZERO_TOLERANCE_DEFAULT, Catalog, grade_bundle
 from skill_eval.output import emit
 
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
                                    reason=args.reason)
         emit(args, [f"wrote {p.relative_to(cfg.root)}" for p in written],
              {"written": [str(p.relative_to(cfg.root)) for p in written]})
-        return 0
+        return EXIT_OK
     rows, lines = [], []
     for t, per_dim in sorted(baselines.rates(grades, baselines.MERGE_DIMS + baselines.RELEASE_DIMS).items()):
         base = baselines.load(cfg, t)
@@ -57,4 +58,4 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         lines.append("no behavioural skill-agent evidence yet")
     emit(args, lines, {"baselines": rows})
-    return 0
+    return EXIT_OK

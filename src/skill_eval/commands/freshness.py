@@ -7,7 +7,7 @@ from pathlib import Path
 
 from skill_eval import formats, freshness, schemas, strict
 from skill_eval.commands._common import load_config, plural
-from skill_eval.errors import InputError
+from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK, InputError
 from skill_eval.output import emit
 
 NAME = "freshness"
@@ -42,4 +42,4 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"  re-record evidence for: {', '.join(sorted(stale_skills))} (make eval-risk, then commit the new bundles)")
     lines.append(f"freshness: {'FAIL' if problems else 'ok'} — {plural(len(bundles), 'bundle')} checked, {len(cur.entries)} digests")
     emit(args, lines, {"ok": not problems, "problems": problems, "bundles": len(bundles), "stale_skills": sorted(stale_skills)})
-    return 1 if problems else 0
+    return EXIT_CHECK_FAILED if problems else EXIT_OK

@@ -6,6 +6,7 @@ import argparse
 
 from skill_eval import golden
 from skill_eval.commands._common import load_config
+from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK
 from skill_eval.output import emit
 
 NAME = "golden"
@@ -40,4 +41,4 @@ def run(args: argparse.Namespace) -> int:
                      "actual": o.actual, "ok": o.ok, "reasons": o.reasons} for o in outcomes],
     }
     emit(args, lines, payload)
-    return 0 if ok else 1
+    return EXIT_OK if ok else EXIT_CHECK_FAILED

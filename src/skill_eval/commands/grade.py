@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from skill_eval.commands._common import load_config
-from skill_eval.errors import InputError
+from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK, InputError
 from skill_eval.graders import STAGES, Catalog, Grade, grade_bundle
 from skill_eval.output import emit
 
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     for b, g in zip(args.bundles, grades, strict=True):
         if not g.passed(args.stage):
             _report_unreadable(b, cfg)
-    return 0 if ok else 1
+    return EXIT_OK if ok else EXIT_CHECK_FAILED
 
 
 def _report_unreadable(path: Path, cfg) -> None:

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 from skill_eval.commands._common import bounded_int
+from skill_eval.errors import EXIT_OK
 from skill_eval.modelserver import PROVIDERS, load_script, start_server
 
 NAME = "model-server"
@@ -52,4 +53,4 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if log:
             log.close()
-    return 0
+    return EXIT_OK

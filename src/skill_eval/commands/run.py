@@ -18,6 +18,7 @@ from skill_eval.adapters import adapter_names
 from skill_eval.checks.surface import find_subject
 from skill_eval.commands._common import bounded_float, bounded_int, load_config, plural
 from skill_eval.config import COST_MAX, JOBS_MAX, K_MAX, MAX_TURNS_MAX, TIMEOUT_MAX
+from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK
 from skill_eval.output import emit
 from skill_eval.runner import plan
 from skill_eval.runner.execute import RunOptions, preflight, run_item
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
               + (f", {len(stale)} stale/unreadable to replace" if stale else "") + f"), agent {agent}, run id {run_id}")
     if args.dry_run:
         emit(args, [header, *(f"  {i.label} ({states[i.label]})" for i in todo)], {"planned": len(items), "todo": [i.label for i in todo]})
-        return 0
+        return EXIT_OK
     adapter, info = preflight(cfg, opts)
     removed = plan.discard_partials(cfg)
     for item in stale:
@@ -99,4 +100,4 @@ def run(args: argparse.Namespace) -> int:
     emit(args, lines, {"ok": not failed, "counts": counts, "run_id": run_id,
                        "outcomes": [{"item": o.item.label, "status": o.status, "reason": o.reason, "seconds": o.seconds,
                                      "path": str(Path(o.path).relative_to(cfg.root)) if o.path else None} for o in outcomes]})
-    return 1 if failed else 0
+    return EXIT_CHECK_FAILED if failed else EXIT_OK
