@@ -31,6 +31,9 @@ REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "tests" / "data" / "bad_input"
 EVALS = "agent-evals/skills"
 BUNDLE = f"{EVALS}/evidence/abi-compat-review/skill-agent/claude-code-scripted/review-removed-export/0"
+# The bundle under attack is the frozen v1 fixture (tests/data/v1), placed at BUNDLE in the
+# scratch repository: re-recording the live evidence never changes this corpus.
+BUNDLE_SOURCE = "tests/data/v1/bundles/behavioral"
 LONG = "x" * 5000
 DEEP = 200  # nesting levels (the readers' limit is 64)
 
@@ -96,6 +99,8 @@ def _valid_text(fmt: str) -> str:
     rel, syntax, _, _ = FORMATS[fmt]
     if fmt in VALID_EXTRA:
         return json.dumps(VALID_EXTRA[fmt], indent=2) + "\n"
+    if rel.startswith(BUNDLE + "/"):
+        rel = f"{BUNDLE_SOURCE}/{rel.removeprefix(BUNDLE + '/')}"
     return (REPO / rel).read_text(encoding="utf-8")
 
 
@@ -512,6 +517,7 @@ def build(out: Path) -> int:
             cases.append({"file": f"{fmt}/{path.name}", "format": fmt})
     manifest = {
         "generator": "scripts/make_bad_inputs.py",
+        "bundle": {"path": BUNDLE, "source": BUNDLE_SOURCE},
         "formats": {f: {"target": rel, "argv": argv, "exits": exits, "names": Path(rel).name}
                     for f, (rel, _, argv, exits) in FORMATS.items()},
         "oversize": {f: FORMATS[f][0] for f in ("config", "scenarios", "ground_truth", "meta", "calls")},

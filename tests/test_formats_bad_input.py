@@ -56,12 +56,12 @@ MAX_RSS_MB = 500.0
 
 
 def _scratch_repo(dest: Path) -> Path:
-    """This repository's host content with only the one evidence bundle the corpus targets
-    (every command then reads a realistic repository, fast)."""
+    """This repository's host content with one evidence bundle, the frozen v1 fixture the corpus
+    attacks (every command then reads a realistic repository, fast)."""
     from conftest import REPO, REPO_PARTS, git, git_commit_all
 
     dest.mkdir(parents=True)
-    bundle = MANIFEST["formats"]["meta"]["target"].rsplit("/", 1)[0]
+    bundle = MANIFEST["bundle"]["path"]
     evidence = "agent-evals/skills/evidence"
     for part in REPO_PARTS:
         src = REPO / part
@@ -70,7 +70,7 @@ def _scratch_repo(dest: Path) -> Path:
                             ignore=lambda d, names: ["evidence"] if Path(d) == REPO / "agent-evals/skills" else [])
         elif src.exists():
             shutil.copy2(src, dest / part)
-    shutil.copytree(REPO / bundle, dest / bundle, symlinks=True)
+    shutil.copytree(REPO / MANIFEST["bundle"]["source"], dest / bundle, symlinks=True)
     assert (dest / evidence).is_dir()
     git(dest, "init", "-q")
     git_commit_all(dest, "corpus base")
