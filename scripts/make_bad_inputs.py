@@ -251,8 +251,12 @@ def syntax_cases(fmt: str, valid: str) -> dict[str, bytes]:
                 "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
                 "g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\nh: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]\n"
                 "i: &i [*h, *h, *h, *h, *h, *h, *h, *h, *h]\n")
+        doc = yaml.safe_load(valid) if syntax == "yaml" else None
+        list_key = next((k for k, v in doc.items() if isinstance(v, list)), None) if isinstance(doc, dict) else None
         body = {
             "alias-bomb": bomb,
+            # the expansion where a validator must walk it (the 324-byte scenarios.yaml case of issue 7)
+            "alias-bomb-used": f"schema_version: 1\n{bomb}{list_key or 'payload'}: *i\n",
             "anchor-alias": "schema_version: 1\nx: &anchor {a: 1}\ny: *anchor\n",
             "merge-key": "schema_version: 1\nbase: &b {a: 1}\nx:\n  <<: *b\n",
             "invalid-date": "schema_version: 1\nwhen: 2020-02-31\n",
