@@ -157,8 +157,7 @@ def test_meta_1_to_2(status, extra, reason, outcome):
 
 def test_meta_1_to_2_validates_against_the_current_schema():
     v1 = strict.load_json(V1 / "bundles/behavioral/meta.json")
-    assert schemas.errors(v1, "meta")  # a v1 record is not a current record...
-    assert schemas.errors(formats.upgrade(v1, "meta", "meta.json"), "meta") == []  # ...until upgraded
+    assert schemas.errors(formats.upgrade(v1, "meta", "meta.json"), "meta") == []
 
 
 def test_call_1_to_2():
@@ -172,8 +171,11 @@ def test_call_1_to_2():
 
 @pytest.mark.parametrize("name", sorted(n for n in formats.FORMATS if (SCHEMAS / f"{n}.schema.json").is_file()))
 def test_schema_const_matches_formats(name):
-    schema = json.loads((SCHEMAS / f"{name}.schema.json").read_text())
-    assert schema["properties"]["schema_version"] == {"const": formats.FORMATS[name]}
+    pinned = json.loads((SCHEMAS / f"{name}.schema.json").read_text())["properties"]["schema_version"]
+    if "enum" in pinned:  # transitional meta/call schemas (until the v2 writers land): the current version is the newest
+        assert max(pinned["enum"]) == formats.FORMATS[name] and name in ("meta", "call")
+    else:
+        assert pinned == {"const": formats.FORMATS[name]}
 
 
 @pytest.mark.parametrize("module", ["pack.py", "evidence.py", "baselines.py", "checks/surface.py"])
