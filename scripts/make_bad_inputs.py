@@ -404,6 +404,7 @@ def _scenarios_cases(doc: dict[str, Any]) -> dict[str, Any]:
         "unknown-fixture": _set(doc, "scenarios.0.fixture", "no-such-fixture"),
         "unknown-class": _set(doc, "scenarios.0.invocation_class", "no-such-class"),
         "fixture-dotdot": _set(doc, "scenarios.0.fixture", "../../etc"),
+        "fixture-long": _set(doc, "scenarios.0.fixture", LONG),
         "bad-category": _set(doc, "scenarios.0.category", "Z"),
         "scenario-not-mapping": _set(doc, "scenarios", ["just a string"]),
         "oracle-missing-action": _set(doc, "scenarios.0", {**s0, "oracle": {"o": {"action": 99, "expect": {}}}}),
@@ -416,6 +417,7 @@ def _truth_cases(doc: dict[str, Any]) -> dict[str, Any]:
     return {
         "expected-not-verdict": _set(doc, f"cases.{first}.expected", "PURPLE"),
         "missing-fixture-dir": _set(doc, "cases", {**doc["cases"], "no-such-case": doc["cases"][first]}),
+        "case-id-long": _set(doc, "cases", {**doc["cases"], LONG: doc["cases"][first]}),
         "expected-exit-huge": _set(doc, f"cases.{first}.expected_exit", 10 ** 40),
         "case-not-mapping": _set(doc, f"cases.{first}", [1, 2]),
     }
