@@ -1,6 +1,12 @@
 """Every committed file format fails closed on bad input: one line naming the file, exit 1 or 2,
-never a traceback. (Formats with their own focused tests — config, scenarios, ground truth, corpus,
-rubric, pack, meta, bundle files — are covered in test_cli_errors, test_freshness and test_bundle.)"""
+never a traceback or "internal error".
+
+The first cases are hand-written; the rest is the generated corpus (tests/data/bad_input/,
+scripts/make_bad_inputs.py): every case runs through the real CLI in its own process (forked
+from a warm worker by tests/bad_input_harness.py), which measures its wall time and peak RSS:
+each must finish within 5 s and 500 MB, exit with the format's bad-input code (2, or 1 for bundle
+files, which fail grading) and print exactly one stderr line naming the file.
+"""
 
 import pytest
 
