@@ -241,3 +241,18 @@ def test_run_timeout_is_honoured_not_replaced(mini_repo, monkeypatch):
     assert main(["run", "--root", str(mini_repo), "--agent", "scripted", "--timeout", "0.5", "--max-turns", "1",
                  "--no-trigger", "--run-id", "t"]) == 2
     assert seen == {"timeout": 0.5, "max_turns": 1}
+
+
+def test_undecodable_path_argument_is_printed_not_a_crash(repo_copy, tmp_path):
+    """A path with bytes that are not UTF-8 reaches Python as lone surrogates; printing it on a
+    strict stdout used to crash (internal error)."""
+    import os
+    import shutil
+
+    bundle = os.fsdecode(bytes(tmp_path) + b"/bundle-\xff")
+    shutil.copytree(Path(__file__).parent / "data/v1/bundles/behavioral", bundle)
+    env = {**os.environ, "PYTHONPATH": SRC, "PYTHONIOENCODING": "utf-8:strict"}
+    out = subprocess.run([sys.executable, "-m", "skill_eval", "grade", "--root", str(repo_copy), bundle],
+                         capture_output=True, env=env, check=False)
+    assert out.returncode in (0, 1), out
+    assert b"internal error" not in out.stderr and b"bundle-" in out.stdout

@@ -156,6 +156,9 @@ def _run(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in argv
+    for stream in (sys.stdout, sys.stderr):  # a path argument may hold undecodable bytes (surrogates)
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         return _run(argv)
     except SkillEvalError as exc:
