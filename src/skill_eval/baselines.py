@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skill_eval import fsio, schemas, strict
+from skill_eval import formats, fsio, schemas, strict
 from skill_eval.config import Config
 from skill_eval.errors import CheckFailed, ConfigError
 from skill_eval.graders import Grade
@@ -73,7 +73,7 @@ def load(cfg: Config, t: Triple) -> dict[str, Any] | None:
     path = path_for(cfg, t)
     if not path.exists():
         return None
-    data = schemas.validate(strict.load_json(path), "baseline", path)
+    data = schemas.validate(formats.upgrade(strict.load_json(path), "baseline", path), "baseline", path)
     if (data["skill"], data["agent"], data["model"]) != (t.skill, t.agent, t.model):
         raise ConfigError(f"records {data['skill']}/{data['agent']}/{data['model']}, not {t}", source=path)
     return data
@@ -130,7 +130,7 @@ def update(cfg: Config, grades: list[Grade], zero_tolerance_problems: list[str],
         history = list(old.get("history", [])) if old else []
         if old:
             history.append({"recorded_at": old["recorded_at"], "dimensions": old["dimensions"], "reason": old.get("reason")})
-        record = {"schema_version": 1, "skill": t.skill, "agent": t.agent, "model": t.model, "arm": "skill-agent",
+        record = {"schema_version": formats.FORMATS["baseline"], "skill": t.skill, "agent": t.agent, "model": t.model, "arm": "skill-agent",
                   "dimensions": {**(old["dimensions"] if old else {}), **dims}, "recorded_at": now,
                   "reason": reason if lowered else (reason or None), "history": history}
         schemas.validate(record, "baseline", "baseline record")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skill_eval import hashing, schemas, strict
+from skill_eval import formats, hashing, schemas, strict
 from skill_eval.errors import SkillEvalError, message_of
 
 KINDS = ("behavioral", "trigger")
@@ -41,7 +41,7 @@ FILE_CHECKS: dict[str, tuple[str, ...]] = {
     "judgments.json": ("4", "5"),
     "facts.json": ("oracle",),
 }
-DEFAULT_MAX_BYTES = 32 * 1024 * 1024
+DEFAULT_MAX_BYTES = strict.MAX_FILE_BYTES  # one source for the 32 MiB default
 
 
 @dataclass(frozen=True)
@@ -195,12 +195,9 @@ def safe_path(root: Path, rel: str) -> Path:
 
 def _parse_jsonl(text: str, name: str, schema: str) -> list[dict[str, Any]]:
     out = []
-    for i, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            if line == "":
-                continue
-            raise SkillEvalError(f"line {i} is blank")
-        value = strict.loads_json(line, f"{name}:{i}")
+    for i, value in enumerate(strict.loads_jsonl(text, name), start=1):
+        if schema in formats.FORMATS:  # version check + upgrade before validation
+            value = formats.upgrade(value, schema, f"{name}:{i}")
         errs = schemas.errors(value, schema)
         if errs:
             raise SkillEvalError(f"line {i}: {errs[0]}")
@@ -281,6 +278,8 @@ def load(root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Bundle:
             return None
         try:
             value = strict.loads_json(raw, name)
+            if schema in formats.FORMATS:  # version check + upgrade before validation
+                value = formats.upgrade(value, schema, name)
         except SkillEvalError as exc:
             bundle.problems.append(Problem(name, _short(exc, name)))
             return None

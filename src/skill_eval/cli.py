@@ -1,112 +1,263 @@
-"""`skill-eval <command>`: one argparse front end over the command modules.
+"""`skill-eval <command>`: one argparse front end over the command modules, one error handler.
 
-Each module in skill_eval.commands exposes NAME, HELP, add_arguments(parser) and
-run(args) -> int, like pre-commit's commands/. Modules are imported lazily so a
-fast command (the pack check in a pre-commit hook) does not pay for slow ones.
+COMMANDS is the command table (pip's CommandInfo): each entry holds the module path and the
+one-line help, so `skill-eval --help` lists every command without importing any of them, and
+adding a command is one line. Only the module of the command being run is imported; a module
+that fails to import is an internal error naming it (exit 3), never argparse's "invalid choice".
+
+`main` is the one place errors become output: a SkillEvalError is one line on stderr (or, with
+`--json`, `{"error": {...}}` on stdout) with its own exit code; any other exception is a bug:
+its traceback goes to a log file whose path is printed, and the exit code is 3.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import os
 import sys
-from pathlib import Path
 
-from skill_eval import __version__
-from skill_eval.errors import EXIT_USAGE, SkillEvalError
+from skill_eval.errors import EXIT_INTERNAL, EXIT_USAGE, SkillEvalError, UsageError
 
-# command name -> module under skill_eval.commands
-COMMANDS: dict[str, str] = {
-    "pr": "pr",
-    "check-skills": "check_skills",
-    "check-triggers": "check_triggers",
-    "generate": "generate",
-    "pack": "pack",
-    "freshness": "freshness",
-    "select": "select",
-    "digest": "digest",
-    "surface": "surface",
-    "init": "init",
-    "grade": "grade",
-    "evidence": "evidence",
-    "baseline": "baseline",
-    "golden": "golden",
-    "run": "run",
-    "model-server": "model_server",
-    "lift": "lift",
-    "scorecard": "scorecard",
-    "import": "import_cmd",
-    "export": "export_cmd",
-    "explain": "explain",
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
+
+if TYPE_CHECKING:
+    import argparse
+
+
+class CommandInfo:
+    """One command-table row (a plain class: `--help` should not pay for typing/collections)."""
+
+    __slots__ = ("module_path", "summary")
+
+    def __init__(self, module_path: str, summary: str):
+        self.module_path = module_path
+        self.summary = summary
+
+
+# command name -> where it lives and its one-line help (the only copy of that help text)
+COMMANDS: dict[str, CommandInfo] = {
+    "pr": CommandInfo("skill_eval.commands.pr", "run the whole pr profile: L0, surface drift, L1s, pack --check, content, golden (L4), freshness, evidence"),
+    "check-skills": CommandInfo("skill_eval.commands.check_skills", "L0: frontmatter, links, real subject commands/flags, published-copy parity"),
+    "check-triggers": CommandInfo("skill_eval.commands.check_triggers", "L1s: BM25-score the labelled trigger corpus against skill descriptions; gate precision/recall"),
+    "generate": CommandInfo("skill_eval.commands.generate", "write the published skill trees from the source tree (--check: report drift, exit 1)"),
+    "pack": CommandInfo("skill_eval.commands.pack", "write the evaluation pack of content digests (--check: exit 1 naming every entry that moved)"),
+    "freshness": CommandInfo("skill_eval.commands.freshness", "check every evidence bundle's recorded digests against the current content (+ round trips)"),
+    "select": CommandInfo("skill_eval.commands.select", "print the suite (risk|full) a change needs: moved digests since --base -> affected skills -> scenarios"),
+    "digest": CommandInfo("skill_eval.commands.digest", "print the domain-separated tree digest of a directory (or a single file)"),
+    "surface": CommandInfo("skill_eval.commands.surface", "check (default) or --write the committed CLI reference against the installed subject's --help"),
+    "init": CommandInfo("skill_eval.commands.init", "scaffold skill-eval (config, example skill and evals, nox/Makefile/pre-commit) into a git repository"),
+    "grade": CommandInfo("skill_eval.commands.grade", "re-grade transcript bundles from their recorded artifacts (no model, no network)"),
+    "evidence": CommandInfo("skill_eval.commands.evidence", "check that committed evidence is complete, fresh and passes the gates (re-grades every bundle)"),
+    "baseline": CommandInfo("skill_eval.commands.baseline", "show or record the per-(skill, agent, model) baselines for dimensions 1, 3, 4 and 5"),
+    "golden": CommandInfo("skill_eval.commands.golden", "re-grade the golden corpus and demand each bundle's exact expected failure set (L4)"),
+    "run": CommandInfo("skill_eval.commands.run", "record evidence: run the selected scenarios/prompts k times with an agent (maintainer-run, needs an agent)"),
+    "model-server": CommandInfo("skill_eval.commands.model_server", "serve a scripted model (Anthropic, OpenAI Responses or Gemini API) on 127.0.0.1"),
+    "lift": CommandInfo("skill_eval.commands.lift", "lift per skill/agent/model and arm pair, paired by scenario, with bootstrap CI, sign test and A/A floor"),
+    "scorecard": CommandInfo("skill_eval.commands.scorecard", "write scorecard.json / .md / .html: lift with CIs, activation, dimensions, pass^k, cost, audit"),
+    "import": CommandInfo("skill_eval.commands.import_cmd", "import skill-creator evals (evals/evals.json + trigger-eval set) into the trigger corpus and draft scenarios"),
+    "export": CommandInfo("skill_eval.commands.export_cmd", "export scenarios as Harbor tasks (harbor) or staged imports back to skill-creator's evals.json (evals-json)"),
+    "explain": CommandInfo("skill_eval.commands.explain", "explain a term: L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, evidence, pending, subject, tier, k, adopt"),
 }
 
+# = skill_eval.commands.explain.epilog() (a test keeps them equal); literal so `--help` imports no command module
+EPILOG = ("terms (`skill-eval explain TERM` for more): L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, "
+          "evidence, pending, subject, tier, k, adopt")
+DESCRIPTION = ("Prove with re-runnable evidence that Agent Skills work. "
+               "Exit codes: 0 ok, 1 a check failed, 2 usage, configuration or bad input, 3 internal error.")
 
-def _module(name: str):
-    return importlib.import_module(f"skill_eval.commands.{COMMANDS[name]}")
+
+class CommandImportError(Exception):
+    """A command module failed to import: a bug in skill-eval (exit 3), named by module."""
+
+
+def load_command(name: str):
+    """Import the module of command `name` (only that one)."""
+    import importlib
+
+    info = COMMANDS[name]
+    try:
+        return importlib.import_module(info.module_path)
+    except Exception as exc:  # noqa: BLE001 - any import failure is a bug in that module
+        raise CommandImportError(f"command {name!r}: module {info.module_path} failed to import: "
+                                 f"{type(exc).__name__}: {exc}") from exc
 
 
 def available_commands() -> dict[str, str]:
-    """Commands whose module exists (later issues add some); name -> one-line help."""
-    out = {}
-    for name in COMMANDS:
-        try:
-            out[name] = _module(name).HELP
-        except ModuleNotFoundError:
-            continue
-    return out
+    """Every command, name -> one-line help (imports nothing)."""
+    return {name: info.summary for name, info in COMMANDS.items()}
+
+
+def _parser_class():
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        """argparse whose usage errors are SkillEvalErrors, so they render through main's one
+        handler (one line, or JSON under --json) instead of printing usage and exiting."""
+
+        def error(self, message: str):  # type: ignore[override]
+            command = self.prog.removeprefix("skill-eval").strip() or None
+            raise UsageError(message, source=command, fix=f"see `{self.prog} --help`")
+
+    return Parser
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
+    from pathlib import Path
+
     parser.add_argument("--root", type=Path, default=None, help="repository root (default: nearest parent with skill-eval.toml)")
     parser.add_argument("--json", action="store_true", help="print one JSON object for machines instead of text")
 
 
 def build_parser(argv_command: str | None = None) -> argparse.ArgumentParser:
-    from skill_eval.commands.explain import epilog
+    """The parser; with a known `argv_command`, only that command's module is imported."""
+    from skill_eval import __version__
 
-    parser = argparse.ArgumentParser(
-        prog="skill-eval",
-        description="Prove with re-runnable evidence that Agent Skills work. "
-        "Exit codes: 0 ok, 1 a check failed, 2 usage or configuration error.",
-        epilog=epilog(),
-    )
+    parser = _parser_class()(prog="skill-eval", description=DESCRIPTION, epilog=EPILOG)
     parser.add_argument("--version", action="version", version=f"skill-eval {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    names = [argv_command] if argv_command in COMMANDS else list(COMMANDS)
-    helps = available_commands() if argv_command not in COMMANDS else {}
-    for name in names:
-        try:
-            module = _module(name)
-        except ModuleNotFoundError:
-            continue
-        p = sub.add_parser(name, help=helps.get(name, module.HELP), description=getattr(module, "DESCRIPTION", module.HELP))
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_parser_class())
+    if argv_command in COMMANDS:
+        module = load_command(argv_command)
+        info = COMMANDS[argv_command]
+        p = sub.add_parser(argv_command, help=info.summary, description=getattr(module, "DESCRIPTION", None) or info.summary)
         add_common(p)
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
+    else:
+        for name, info in COMMANDS.items():
+            sub.add_parser(name, help=info.summary, add_help=False)
     return parser
+
+
+def _unknown_command(name: str) -> UsageError:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+    fix = f"did you mean `skill-eval {close[0]}`?" if close else "see `skill-eval --help` for the commands"
+    return UsageError(f"unknown command {name!r}", fix=fix)
+
+
+def print_help(file=None) -> None:
+    """The top-level help, formatted from COMMANDS alone: no argparse, no command import
+    (`skill-eval --help` runs on every pre-commit hook misconfiguration; it should be instant)."""
+    width = max(len(name) for name in COMMANDS) + 2
+    lines = ["usage: skill-eval [-h] [--version] COMMAND ...", "", DESCRIPTION, "", "commands:"]
+    lines += [f"  {name:<{width}}{info.summary}" for name, info in COMMANDS.items()]
+    lines += ["", "options:", "  -h, --help  show this help message and exit",
+              "  --version   show program's version number and exit", "",
+              "`skill-eval COMMAND --help` describes one command."]
+    (file or sys.stdout).write("\n".join(lines) + "\n")
+
+
+def _run(argv: list[str]) -> int:
+    if not argv or argv in (["-h"], ["--help"]):
+        print_help(None if argv else sys.stderr)
+        return 0 if argv else EXIT_USAGE
+    first = next((a for a in argv if not a.startswith("-")), None)
+    if first is not None and first not in COMMANDS:
+        raise _unknown_command(first)
+    parser = build_parser(first)
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        print_help(sys.stderr)
+        return EXIT_USAGE
+    return int(args._run(args) or 0)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    first = next((a for a in argv if not a.startswith("-")), None)
+    as_json = "--json" in argv
+    for stream in (sys.stdout, sys.stderr):  # a path argument may hold undecodable bytes (surrogates)
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
-        parser = build_parser(first)
-        args = parser.parse_args(argv)
-        if not getattr(args, "_run", None):
-            parser.print_help()
-            return EXIT_USAGE
-        return int(args._run(args) or 0)
+        return _run(argv)
     except SkillEvalError as exc:
-        print(f"skill-eval: {exc}", file=sys.stderr)
+        report(exc, as_json)
         return exc.exit_code
     except KeyboardInterrupt:
         print("skill-eval: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 1
+    except OSError as exc:
+        if exc.filename is None:  # not about a path the user gave: treat as a bug
+            return internal_error(exc, as_json)
+        error = path_error(exc)
+        report(error, as_json)
+        return error.exit_code
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+        import os
+
         if os.environ.get("SKILL_EVAL_DEBUG"):
             raise
-        print(f"skill-eval: internal error: {type(exc).__name__}: {exc} (set SKILL_EVAL_DEBUG=1 for a traceback)", file=sys.stderr)
-        return EXIT_USAGE
+        return internal_error(exc, as_json)
+
+
+def path_error(exc: OSError) -> SkillEvalError:
+    """An OSError about a named path (too long, permission denied, not a directory...) is bad
+    input, not a bug: one line naming the path (shortened), exit 2."""
+    from skill_eval.errors import InputError
+
+    name = str(exc.filename)
+    short = name if len(name) <= 200 else f"{name[:100]}...{name[-60:]}"
+    return InputError(f"cannot be used ({exc.strerror or type(exc).__name__})", source=short,
+                      fix="check the path and its permissions")
+
+
+def report(exc: SkillEvalError, as_json: bool) -> None:
+    """Render one SkillEvalError: `{"error": {...}}` on stdout, or one line on stderr."""
+    if as_json:
+        import json
+
+        sys.stdout.write(json.dumps({"error": exc.as_dict()}, indent=2, sort_keys=True) + "\n")
+    else:
+        print(f"skill-eval: {_one_line(exc.render())}", file=sys.stderr)
+
+
+def internal_error(exc: BaseException, as_json: bool) -> int:
+    """A bug: write the traceback to a log file, print one line naming it, exit 3."""
+    log = write_crash_log(exc)
+    what = f"{type(exc).__name__}: {exc}"
+    where = f"traceback in {log}" if log else "no log could be written; set SKILL_EVAL_DEBUG=1 for a traceback"
+    if as_json:
+        import json
+
+        body = {"kind": "InternalError", "message": f"internal error: {what}", "source": None, "field": None,
+                "fix": "please report this bug with the log", "log": str(log) if log else None, "exit_code": EXIT_INTERNAL}
+        sys.stdout.write(json.dumps({"error": body}, indent=2, sort_keys=True) + "\n")
+    else:
+        print(_one_line(f"skill-eval: internal error: {what} ({where}; please report it)"), file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def crash_log_dir():
+    """`$XDG_STATE_HOME/skill-eval` (default ~/.local/state/skill-eval)."""
+    import os
+    from pathlib import Path
+
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "skill-eval"
+
+
+def write_crash_log(exc: BaseException):
+    """Write `exc`'s traceback to a new file under crash_log_dir() (else the temp dir); its path."""
+    import os
+    import tempfile
+    import time
+    import traceback
+
+    text = "".join(traceback.format_exception(exc))
+    header = f"skill-eval internal error, {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}, argv {sys.argv!r}\n"
+    for directory in (crash_log_dir(), None):
+        try:
+            if directory is not None:
+                directory.mkdir(parents=True, exist_ok=True)
+            fd, path = tempfile.mkstemp(prefix="crash-", suffix=".log", dir=directory)
+            with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
+                fh.write(header + text)
+            return path
+        except OSError:
+            continue
+    return None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split("\n")).replace("\r", " ")

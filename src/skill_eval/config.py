@@ -10,10 +10,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skill_eval import schemas, strict
+from skill_eval import formats, schemas, strict
 from skill_eval.errors import ConfigError
 
 CONFIG_NAME = "skill-eval.toml"
+
+# Defaults live here and only here (the schema documents them, never restates them as values).
+K_DEFAULT = 3
+BODY_WARN_LINES_DEFAULT = 500
+MAX_BUNDLE_FILE_BYTES_DEFAULT = strict.MAX_FILE_BYTES
+# Upper bounds shared by the schema (test_strict checks they agree) and the command line:
+# a huge k or turn budget is a resource-exhaustion bug, not a setting.
+K_MAX = 100
+MAX_TURNS_MAX = 1000
+TIMEOUT_MAX = 86400.0
+COST_MAX = 10000.0
+JOBS_MAX = 64
 SPECIAL_OUTCOMES = frozenset({"green", "not_comparable", "tool_error", "usage_error", "gate"})
 
 
@@ -144,7 +156,7 @@ def find_root(start: Path | None = None) -> Path:
         if (candidate / CONFIG_NAME).is_file():
             return candidate
         pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file() and "skill-eval" in strict.load_toml(pyproject).get("tool", {}):
+        if pyproject.is_file() and _tool_table(pyproject) is not None:
             return candidate
     raise ConfigError(
         f"no {CONFIG_NAME} (or [tool.skill-eval] in pyproject.toml) here or in any parent of {here}",
@@ -152,22 +164,34 @@ def find_root(start: Path | None = None) -> Path:
     )
 
 
+def _tool_table(pyproject: Path) -> Any:
+    """`[tool.skill-eval]` of a pyproject.toml, or None (a non-table `tool` counts as absent)."""
+    tool = strict.load_toml(pyproject).get("tool")
+    return tool.get("skill-eval") if isinstance(tool, dict) else None
+
+
 def load(root: Path | None = None) -> Config:
+    """Read, version-check (formats.upgrade), validate and build the host configuration."""
     root = find_root(root) if root is None or not _has_config(root) else root.resolve()
     path = root / CONFIG_NAME
     if path.is_file():
         raw = strict.load_toml(path)
     else:
         path = root / "pyproject.toml"
-        raw = strict.load_toml(path).get("tool", {}).get("skill-eval")
+        raw = _tool_table(path)
         if raw is None:
-            raise ConfigError(f"no {CONFIG_NAME} and no [tool.skill-eval] table", source=root)
+            raise ConfigError(f"no {CONFIG_NAME} and no [tool.skill-eval] table", source=root,
+                              fix="run `skill-eval init`, or pass --root")
+    raw = formats.upgrade(raw, "config", path)
     schemas.validate(raw, "config", path)
     return _build(root, path, raw)
 
 
 def _has_config(root: Path) -> bool:
-    return (root / CONFIG_NAME).is_file() or (root / "pyproject.toml").is_file()
+    try:
+        return (root / CONFIG_NAME).is_file() or (root / "pyproject.toml").is_file()
+    except OSError as exc:  # e.g. an over-long --root
+        raise ConfigError(f"cannot be read ({exc.strerror})", source=str(root)[:300], field="--root") from None
 
 
 # A host without a [subject] (most skills repositories): an empty profile, so code that only
@@ -183,14 +207,13 @@ def _subject(source: Path, s: dict[str, Any] | None) -> SubjectProfile:
     verdicts = tuple(s["verdicts"])
     for g in s["green"]:
         if g not in verdicts:
-            raise ConfigError(f"subject.green names {g!r}, which is not in subject.verdicts", source=source)
+            raise ConfigError(f"names {g!r}, which is not in subject.verdicts", source=source, field="subject.green",
+                              fix="list only verdicts as green")
     exit_codes: dict[int, str] = {}
     for code, meaning in s["exit_codes"].items():
         if meaning not in verdicts and meaning not in SPECIAL_OUTCOMES:
-            raise ConfigError(
-                f"subject.exit_codes.{code} = {meaning!r} is neither a verdict nor one of {sorted(SPECIAL_OUTCOMES)}",
-                source=source,
-            )
+            raise ConfigError(f"{meaning!r} is neither a verdict nor one of {sorted(SPECIAL_OUTCOMES)}",
+                              source=source, field=f"subject.exit_codes.{code}", fix="name a verdict or a special outcome")
         exit_codes[int(code)] = meaning
     classes = {
         name: InvocationClass(
@@ -247,12 +270,12 @@ def _build(root: Path, source: Path, raw: dict[str, Any]) -> Config:
         skills_shared=skills.get("shared", f"{source_dir}/shared"),
         published=tuple(skills["published"]),
         extension_keys=frozenset(skills.get("extension_keys", ())),
-        body_warn_lines=skills.get("body_warn_lines", 500),
+        body_warn_lines=skills.get("body_warn_lines", BODY_WARN_LINES_DEFAULT),
         evals_root=evals["root"],
-        k=evals.get("k", 3),
+        k=evals.get("k", K_DEFAULT),
         harness=tuple(evals.get("harness", ())),
         tool_harness=evals.get("tool_harness", True),
-        max_bundle_file_bytes=evals.get("max_bundle_file_bytes", 32 * 1024 * 1024),
+        max_bundle_file_bytes=evals.get("max_bundle_file_bytes", MAX_BUNDLE_FILE_BYTES_DEFAULT),
         subject=subject,
         agent=AgentDefaults(**raw.get("agent", {})),
         thresholds=Thresholds(**raw.get("thresholds", {})),

@@ -142,12 +142,11 @@ def load_ground_truth(cfg: Config) -> dict[str, TruthCase]:
         for key in ("expected", "consumer_expected"):
             value = rec.get(key)
             if value is not None and value not in verdicts:
-                raise ConfigError(
-                    f"cases.{case_id}.{key} = {value!r} is not a subject verdict", source=path,
-                    fix=f"use one of {', '.join(cfg.subject.verdicts)} or null",
-                )
+                raise ConfigError(f"{value!r} is not a subject verdict", source=path, field=f"cases.{case_id}.{key}",
+                                  fix=f"use one of {', '.join(cfg.subject.verdicts)} or null")
         if not evals_path(cfg, f"{FIXTURES}/{case_id}").is_dir():
-            raise ConfigError(f"cases.{case_id}: fixture directory {FIXTURES}/{case_id}/ is missing", source=path)
+            raise ConfigError(f"fixture directory {FIXTURES}/{case_id}/ is missing", source=path, field=f"cases.{case_id}",
+                              fix=f"add {FIXTURES}/{case_id}/ or remove the case")
         cases[case_id] = TruthCase(case_id, rec)
     return cases
 
@@ -184,37 +183,40 @@ def _build_scenarios(cfg: Config, path: Path, truth: dict[str, TruthCase], *, sk
     seen: set[str] = set()
     out = []
     for i, rec in enumerate(raw["scenarios"]):
-        where = f"scenarios[{i}] ({rec['id']})"
-        if id_prefix is not None and not rec["id"].startswith(id_prefix):
-            raise ConfigError(f"{where}: id must start with {id_prefix!r}", source=path, field=f"scenarios[{i}].id")
-        if rec["id"] in seen:
-            raise ConfigError(f"{where}: duplicate scenario id", source=path)
-        seen.add(rec["id"])
+        where = f"scenarios.{i}"
+        sid = rec["id"]
+        if id_prefix is not None and not sid.startswith(id_prefix):
+            raise ConfigError(f"{sid}: id must start with {id_prefix!r}", source=path, field=f"{where}.id",
+                              fix=f"rename it {id_prefix}{sid}")
+        if sid in seen:
+            raise ConfigError(f"duplicate scenario id {sid!r}", source=path, field=f"{where}.id", fix="give every scenario its own id")
+        seen.add(sid)
         if rec["fixture"] not in truth:
-            raise ConfigError(
-                f"{where}: fixture {rec['fixture']!r} has no ground-truth case (and so no fixture)",
-                source=path, fix=f"add it to {GROUND_TRUTH} and {FIXTURES}/",
-            )
+            raise ConfigError(f"{sid}: fixture {rec['fixture']!r} has no ground-truth case (and so no fixture)",
+                              source=path, field=f"{where}.fixture", fix=f"add it to {GROUND_TRUTH} and {FIXTURES}/")
         if not evals_path(cfg, f"{FIXTURES}/{rec['fixture']}").is_dir():
-            raise ConfigError(f"{where}: fixture directory {FIXTURES}/{rec['fixture']}/ is missing", source=path)
+            raise ConfigError(f"{sid}: fixture directory {FIXTURES}/{rec['fixture']}/ is missing", source=path,
+                              field=f"{where}.fixture", fix=f"add {FIXTURES}/{rec['fixture']}/")
         if skills is not None and rec["skill"] not in skills:
-            raise ConfigError(f"{where}: skill {rec['skill']!r} does not exist in {cfg.skills_source}/", source=path)
+            raise ConfigError(f"{sid}: skill {rec['skill']!r} does not exist in {cfg.skills_source}/", source=path,
+                              field=f"{where}.skill", fix="name a skill folder of the source tree")
         if rec["invocation_class"] not in cfg.subject.invocation_classes:
-            raise ConfigError(
-                f"{where}: invocation_class {rec['invocation_class']!r} is not in subject.invocation_classes",
-                source=path, fix=f"use one of {', '.join(sorted(cfg.subject.invocation_classes))}",
-            )
+            raise ConfigError(f"{sid}: invocation_class {rec['invocation_class']!r} is not in subject.invocation_classes",
+                              source=path, field=f"{where}.invocation_class",
+                              fix=f"use one of {', '.join(sorted(cfg.subject.invocation_classes))}")
         expected = rec.get("expected")
         if expected is not None:
             for key in ("verdict", "consumer_verdict"):
                 value = expected.get(key)
                 if value is not None and value not in cfg.subject.verdicts:
-                    raise ConfigError(f"{where}: expected.{key} {value!r} is not a subject verdict", source=path)
+                    raise ConfigError(f"{sid}: {value!r} is not a subject verdict", source=path,
+                                      field=f"{where}.expected.{key}", fix=f"use one of {', '.join(cfg.subject.verdicts)}")
         actions = tuple(tuple(a) for a in rec.get("actions", ()))
         oracle = rec.get("oracle", {})
         for name, spec in oracle.items():
             if spec["action"] >= len(actions):
-                raise ConfigError(f"{where}: oracle {name!r} names action {spec['action']}, which does not exist", source=path)
+                raise ConfigError(f"{sid}: oracle {name!r} names action {spec['action']}, which does not exist",
+                                  source=path, field=f"{where}.oracle.{name}.action", fix="index an action of this scenario")
         out.append(
             Scenario(
                 id=rec["id"], skill=rec["skill"], category=rec["category"], status=rec["status"],
@@ -234,13 +236,15 @@ def load_trigger_corpus(cfg: Config, *, skills: set[str] | None = None) -> list[
     out = []
     for rec in raw["prompts"]:
         if rec["id"] in seen:
-            raise ConfigError(f"duplicate prompt id {rec['id']!r}", source=path)
+            raise ConfigError(f"duplicate prompt id {rec['id']!r}", source=path, field="prompts",
+                              fix="give every prompt its own id")
         seen.add(rec["id"])
         if skills is not None and rec["expected_skill"] is not None and rec["expected_skill"] not in skills:
-            raise ConfigError(f"prompt {rec['id']}: expected_skill {rec['expected_skill']!r} does not exist", source=path)
+            raise ConfigError(f"prompt {rec['id']}: expected_skill {rec['expected_skill']!r} does not exist", source=path,
+                              field="prompts", fix="name a skill folder of the source tree, or null")
         out.append(TriggerPrompt(rec["id"], rec["prompt"], rec["expected_skill"]))
     if not any(p.expected_skill is None for p in out):
-        raise ConfigError("the trigger corpus has no negative prompt (expected_skill: null)", source=path,
+        raise ConfigError("the trigger corpus has no negative prompt (expected_skill: null)", source=path, field="prompts",
                           fix="add out-of-scope prompts no skill should claim; precision is meaningless without them")
     return out
 
@@ -250,5 +254,6 @@ def load_rubric(cfg: Config) -> Rubric:
     raw = schemas.validate(strict.load_yaml(path), "rubric", path)
     dims = tuple(sorted((Dimension(**d) for d in raw["dimensions"]), key=lambda d: d.id))
     if [d.id for d in dims] != [1, 2, 3, 4, 5, 6]:
-        raise ConfigError("dimensions must be exactly 1..6, once each", source=path)
+        raise ConfigError("must be exactly 1..6, once each", source=path, field="dimensions",
+                          fix="list each rubric dimension 1..6 once")
     return Rubric(raw["version"], dims)

@@ -8,7 +8,10 @@ splitting a rendered string apart. This module is a leaf: it imports nothing fro
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
+
+if TYPE_CHECKING:
+    from typing import Any
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
@@ -56,6 +59,10 @@ class ConfigError(SkillEvalError):
 
 class InputError(SkillEvalError):
     """A file could not be read strictly (bad UTF-8, duplicate keys, truncated, symlink...)."""
+
+
+class UsageError(SkillEvalError):
+    """The command line itself is wrong: unknown command, bad option value, out-of-range number."""
 
 
 class CheckFailed(SkillEvalError):

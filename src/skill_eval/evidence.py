@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skill_eval import baselines, fsio, gates, regrade, schemas, strict
+from skill_eval import baselines, formats, fsio, gates, regrade, schemas, strict
 from skill_eval.config import Config
-from skill_eval.errors import SkillEvalError
-from skill_eval.graders import Catalog, Grade, grade_bundle
+from skill_eval.errors import SkillEvalError, message_of
+from skill_eval.graders import ZERO_TOLERANCE_DEFAULT, Catalog, Grade, grade_bundle
 
 EVIDENCE = "evidence"
 PENDING = "evidence-pending.yaml"
@@ -83,14 +83,14 @@ def _read_meta(cfg: Config, meta_path: Path, parts: tuple[str, ...]) -> Found:
     path of the one-pass gate where the bundle loader could not read meta.json)."""
     f = Found(meta_path.parent, "/".join(parts), None, None)
     try:
-        meta = strict.load_json(meta_path, max_bytes=cfg.max_bundle_file_bytes)
+        meta = formats.upgrade(strict.load_json(meta_path, max_bytes=cfg.max_bundle_file_bytes), "meta", meta_path)
         errs = schemas.errors(meta, "meta")
         if errs:
             raise SkillEvalError(f"does not match schemas/meta.schema.json: {errs[0]}")
         f.meta, f.slot = meta, slot_of(meta)
         _check_path(f, parts, meta["run_id"])
     except SkillEvalError as exc:
-        f.problems.append(f"unreadable meta.json: {str(exc).split(' — fix:')[0]}")
+        f.problems.append(f"unreadable meta.json: {message_of(exc)}")
     return f
 
 
@@ -172,7 +172,8 @@ def load_pending(cfg: Config) -> list[dict[str, str]]:
     path = fsio.repo_path(cfg.root, f"{cfg.evals_root}/{PENDING}")
     if not path.exists():
         return []
-    return schemas.validate(strict.load_yaml(path), "evidence_pending", path)["pending"]
+    raw = formats.upgrade(strict.load_yaml(path), "evidence_pending", path)
+    return schemas.validate(raw, "evidence_pending", path)["pending"]
 
 
 def _default_selection():
@@ -309,7 +310,7 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
     if deferrals is not None:
         report.pending += deferrals.pending_lines()
         report.errors += deferrals.problems()
-    zero = catalog.rubric.zero_tolerance if catalog.rubric else (2, 6)
+    zero = catalog.rubric.zero_tolerance if catalog.rubric else ZERO_TOLERANCE_DEFAULT
     report.errors += gates.pass_k([g for g in report.grades if g.kind == "behavioral"], cfg.k, tuple(zero))
     report.errors += baselines.gate(cfg, report.grades, stage)
     report.errors += gates.trigger_gate(cfg, report.grades, {p.id: p.expected_skill for p in catalog.prompts.values()})
@@ -324,4 +325,4 @@ def pending_from_expected(cfg: Config, reason: str, *, select_fn=None, expected_
     found, _ = scan(cfg)
     have = {(f.slot.kind, f.slot.item) for f in found if f.slot}
     items = sorted({(s.kind, s.item) for s in full} - have)
-    return {"schema_version": 1, "pending": [{"kind": k, "item": i, "reason": reason} for k, i in items]}
+    return {"schema_version": formats.FORMATS["evidence_pending"], "pending": [{"kind": k, "item": i, "reason": reason} for k, i in items]}

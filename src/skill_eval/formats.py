@@ -60,7 +60,7 @@ def upgrade(record: Any, name: str, source: object) -> Any:
         return record  # the schema reports the shape
     version = record.get("schema_version")
     if isinstance(version, bool) or not isinstance(version, int):
-        raise InputError(f"schema_version must be an integer (this skill-eval writes {current})",
+        raise InputError(f"missing or not an integer (this skill-eval writes {current})",
                          source=source, field="schema_version", fix=f"set schema_version = {current}")
     if version > current:
         raise InputError(f"written by a newer skill-eval ({name} format version {version}; this one reads up to "
@@ -73,4 +73,41 @@ def upgrade(record: Any, name: str, source: object) -> Any:
                              fix="re-create the file with this skill-eval")
         record = step(dict(record))
         version = record["schema_version"] = version + 1
+    return record
+
+
+# -- migrations (one per version step; each returns the record at from_version + 1) ------------
+
+_BUDGET_STOPS = ("max_turns", "budget")
+
+
+@migration("meta", 1)
+def _meta_1_to_2(record: dict[str, Any]) -> dict[str, Any]:
+    """v1 bundles were recorded without an OS sandbox, so isolation is "none"; the v2 `outcome`
+    is derived from the v1 `status` (an incomplete run stopped by its turn or cost budget is a
+    budget stop; any other incomplete run is an infrastructure error)."""
+    status = record.get("status")
+    extra = record.get("extra") if isinstance(record.get("extra"), dict) else {}
+    stop = extra.get("stop_reason")
+    if stop is None and isinstance(record.get("status_reason"), str):
+        stop = record["status_reason"].split(":", 1)[0].strip()
+    if status == "complete":
+        outcome = "completed"
+    elif status == "incomplete":
+        outcome = "budget_stop" if stop in _BUDGET_STOPS else "infra_error"
+    elif status == "error":
+        outcome = "agent_error"
+    else:
+        outcome = None  # not a v1 status: leave `outcome` out and let the schema name `status`
+    record.setdefault("isolation", "none")
+    if outcome is not None:
+        record.setdefault("outcome", outcome)
+    return record
+
+
+@migration("call", 1)
+def _call_1_to_2(record: dict[str, Any]) -> dict[str, Any]:
+    """v1 call records were written by the in-sandbox shim, with no input digests: `inputs`
+    null means "no input evidence", so such a call can never carry a verdict."""
+    record.setdefault("inputs", None)
     return record

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skill_eval import content, fsio, schemas, strict
+from skill_eval import content, formats, fsio, schemas, strict
 from skill_eval.config import Config
 from skill_eval.errors import CheckFailed, InputError
 from skill_eval.generate import skill_digest
@@ -185,7 +185,7 @@ def compute(cfg: Config, skills: dict[str, Skill] | None = None) -> dict[str, En
 
 def render(entries: dict[str, Entry]) -> str:
     doc = {
-        "schema_version": 1,
+        "schema_version": formats.FORMATS["pack"],
         "generator": GENERATOR,
         "entries": {k: entries[k].as_json() for k in sorted(entries)},
     }
@@ -199,7 +199,7 @@ def write(cfg: Config, entries: dict[str, Entry] | None = None) -> Path:
 
 
 def load_committed_text(cfg: Config, text: str, source: object) -> dict[str, Entry]:
-    doc = schemas.validate(strict.loads_json(text, source), "pack", source)
+    doc = schemas.validate(formats.upgrade(strict.loads_json(text, source), "pack", source), "pack", source)
     return {
         k: Entry(k, v["digest"], tuple(v["affects"]), dict(v["inputs"]))
         for k, v in doc["entries"].items()

@@ -90,11 +90,7 @@ def validate(instance: Any, name: str, source: object) -> Any:
 
     err = jsonschema.exceptions.best_match(_validator(name).iter_errors(instance))
     if err is not None:
-        raise InputError(
-            f"field {field_path(err)}: {_short(err)}",
-            source=source,
-            fix=f"see schemas/{name}.schema.json",
-        )
+        raise InputError(_short(err), source=source, field=field_path(err), fix=f"see schemas/{name}.schema.json")
     return instance
 
 

@@ -1,8 +1,14 @@
 """Strict readers for every file format skill-eval consumes.
 
 Evidence is checked, never trusted, so a reader must refuse anything ambiguous:
-duplicate keys (which value would a grader see?), a BOM, invalid UTF-8, NaN,
-trailing data, truncated documents. Each refusal is an InputError naming the file.
+duplicate keys (which value would a grader see?), a BOM, invalid UTF-8, NaN and
+infinities (they turn every threshold comparison false), trailing data, truncated
+documents. It must also refuse anything that costs more to read than the file is
+worth: files over MAX_FILE_BYTES, nesting deeper than MAX_DEPTH, YAML anchors and
+aliases (a 324-byte alias bomb expands to gigabytes), integers longer than
+MAX_INT_DIGITS, strings holding lone surrogates (they cannot be written back out).
+Each refusal is an InputError naming the file (and, where known, the line), so a
+bad file is one line of output and exit 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -19,6 +25,10 @@ from skill_eval.errors import InputError
 
 _BOM = b"\xef\xbb\xbf"
 
+MAX_FILE_BYTES = 32 * 1024 * 1024  # the one default cap (config `evals.max_bundle_file_bytes` may lower it)
+MAX_DEPTH = 64  # containers inside containers; no format skill-eval reads needs more than ~8
+MAX_INT_DIGITS = 30  # far beyond any count, size or exit code; keeps bignums out of arithmetic
+
 
 def decode_utf8(data: bytes, source: object) -> str:
     """Decode bytes as UTF-8, refusing a BOM and invalid sequences."""
@@ -33,21 +43,67 @@ def decode_utf8(data: bytes, source: object) -> str:
 
 
 def read_bytes(path: Path, *, max_bytes: int | None = None) -> bytes:
-    """Read a regular file, refusing symlinks, directories and oversized files."""
+    """Read a regular file, refusing symlinks, directories and oversized files (MAX_FILE_BYTES by default)."""
+    limit = MAX_FILE_BYTES if max_bytes is None else max_bytes
     try:
         if path.is_symlink():
             raise InputError("is a symlink; symlinks are refused", source=path, fix="replace it with a regular file")
         if not path.is_file():
             raise InputError("missing or not a regular file", source=path)
-        if max_bytes is not None and path.stat().st_size > max_bytes:
-            raise InputError(f"larger than the {max_bytes}-byte cap", source=path)
-        return path.read_bytes()
+        if path.stat().st_size > limit:
+            raise InputError(f"larger than the {limit}-byte cap", source=path, fix="shrink the file")
+        with path.open("rb") as fh:
+            data = fh.read(limit + 1)  # the file may grow between stat and read
+        if len(data) > limit:
+            raise InputError(f"larger than the {limit}-byte cap", source=path, fix="shrink the file")
+        return data
     except OSError as exc:
-        raise InputError(f"cannot be read ({exc.strerror})", source=path) from None
+        raise InputError(f"cannot be read ({exc.strerror or type(exc).__name__})", source=_short_path(path)) from None
+    except ValueError as exc:  # embedded NUL in the path
+        raise InputError(f"is not a usable path ({exc})", source=_short_path(path)) from None
+
+
+def _short_path(path: object) -> str:
+    """A path as a locator, shortened so an over-long path still gives a one-line error."""
+    text = str(path)
+    return text if len(text) <= 300 else f"{text[:150]}...{text[-100:]}"
 
 
 def read_text(path: Path, *, max_bytes: int | None = None) -> str:
     return decode_utf8(read_bytes(path, max_bytes=max_bytes), path)
+
+
+def check_value(value: Any, source: object, *, max_depth: int = MAX_DEPTH) -> Any:
+    """Walk a parsed document (iteratively): refuse deep nesting, non-finite floats, huge
+    integers and strings that are not valid Unicode (lone surrogates), naming the field."""
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        field = (where if len(where) <= 80 else where[:60] + "...") or None
+        if isinstance(item, dict | list):
+            if depth >= max_depth:
+                raise InputError(f"nested deeper than {max_depth} levels", source=source, fix="flatten the document")
+            pairs = item.items() if isinstance(item, dict) else enumerate(item)
+            for key, child in pairs:
+                if isinstance(key, str):
+                    _check_string(key, source, field)
+                stack.append((child, f"{where}.{key}" if where else str(key), depth + 1))
+        elif isinstance(item, str):
+            _check_string(item, source, field)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise InputError(f"number {item} is not finite", source=source, field=field, fix="use a finite number")
+        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) >= 10 ** MAX_INT_DIGITS:
+            raise InputError(f"integer has more than {MAX_INT_DIGITS} digits", source=source, field=field,
+                             fix="use a smaller number")
+    return value
+
+
+def _check_string(text: str, source: object, field: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError("string holds a lone surrogate (not valid Unicode)", source=source, field=field,
+                         fix="remove the \\uD8xx-\\uDFxx escape") from None
 
 
 def _reject_duplicates(source: object):
@@ -66,8 +122,15 @@ def _reject_constant(name: str):
     raise ValueError(f"non-standard JSON constant {name}")
 
 
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise ValueError(f"integer has more than {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
 def loads_json(text: str, source: object) -> Any:
-    """Parse one strict JSON document (no duplicates at any depth, no NaN, no trailing data)."""
+    """Parse one strict JSON document (no duplicates at any depth, no NaN, no trailing data),
+    then apply check_value's limits."""
     if text.startswith("\ufeff"):
         raise InputError("starts with a byte-order mark", source=source, fix="remove the BOM")
     try:
@@ -76,6 +139,7 @@ def loads_json(text: str, source: object) -> Any:
             object_pairs_hook=_reject_duplicates(source),
             parse_constant=_reject_constant,
             parse_float=_finite_float,
+            parse_int=_bounded_int,
         )
     except InputError:
         raise
@@ -83,9 +147,26 @@ def loads_json(text: str, source: object) -> Any:
         raise InputError(
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=source
         ) from None
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise InputError(f"invalid JSON: nested deeper than {MAX_DEPTH} levels", source=source,
+                         fix="flatten the document") from None
+    except ValueError as exc:
         raise InputError(f"invalid JSON: {exc}", source=source) from None
-    return value
+    return check_value(value, source)
+
+
+def loads_jsonl(text: str, source: object) -> list[Any]:
+    """Parse JSON Lines: one strict JSON value per line. A blank line (anywhere but after the
+    final newline) is refused — a writer never produces one, so it marks an edit."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    out = []
+    for i, line in enumerate(lines, start=1):
+        if not line.strip():
+            raise InputError(f"line {i} is blank", source=source, fix="remove the blank line")
+        out.append(loads_json(line, f"{source} line {i}"))
+    return out
 
 
 def _finite_float(text: str) -> float:
@@ -105,7 +186,34 @@ def dumps_json(value: Any) -> str:
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate mapping keys."""
+    """SafeLoader that refuses duplicate mapping keys, anchors and aliases, and deep nesting.
+
+    Dates stay strings (no implicit timestamp type): a schema decides what a field holds, and
+    an impossible date like 2020-02-31 is then an ordinary schema error, not a crash.
+    """
+
+    _depth = 0
+
+    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise yaml.composer.ComposerError(
+                None, None, "anchors and aliases (&name, *name) are not allowed", event.start_mark)
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested deeper than {MAX_DEPTH} levels", event.start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+# Drop the implicit timestamp resolver (keep every other SafeLoader resolver).
+_StrictLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
 
 
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False):
@@ -127,11 +235,33 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
     return mapping
 
 
+def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
+    digits = str(node.value).lstrip("+-").replace("_", "")
+    if len(digits) > MAX_INT_DIGITS:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"integer has more than {MAX_INT_DIGITS} digits", node.start_mark)
+    return yaml.SafeLoader.construct_yaml_int(loader, node)
+
+
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
+
+
+def _refuse_tag(loader: _StrictLoader, node: yaml.Node) -> Any:
+    raise yaml.constructor.ConstructorError(
+        None, None, f"tag {node.tag} is not allowed (only JSON types: mappings, lists, strings, numbers, "
+        "booleans, null)", node.start_mark)
+
+
+# Types JSON cannot hold would reach graders and writers that only know JSON types.
+for _tag in ("binary", "set", "omap", "pairs"):
+    _StrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
 
 
 def loads_yaml(text: str, source: object) -> Any:
-    """Parse exactly one YAML document with safe types and no duplicate keys."""
+    """Parse exactly one YAML document with safe types, no duplicate keys, no anchors or
+    aliases, then apply check_value's limits."""
     try:
         docs = list(yaml.load_all(text, Loader=_StrictLoader))  # noqa: S506 - strict SafeLoader subclass
     except yaml.YAMLError as exc:
@@ -139,18 +269,31 @@ def loads_yaml(text: str, source: object) -> Any:
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise InputError(f"invalid YAML{where}: {problem}", source=source) from None
+    except RecursionError:
+        raise InputError(f"invalid YAML: nested deeper than {MAX_DEPTH} levels", source=source) from None
+    except (ValueError, OverflowError, TypeError) as exc:  # a constructor refusing a scalar
+        raise InputError(f"invalid YAML value: {exc}", source=source) from None
     if len(docs) != 1:
         raise InputError(f"expected exactly one YAML document, found {len(docs)}", source=source)
-    return docs[0]
+    return check_value(docs[0], source)
 
 
 def load_yaml(path: Path) -> Any:
     return loads_yaml(read_text(path), path)
 
 
-def load_toml(path: Path) -> dict[str, Any]:
-    text = read_text(path)
+def loads_toml(text: str, source: object) -> dict[str, Any]:
+    """Parse TOML, refusing nan/inf (TOML allows them), then apply check_value's limits."""
     try:
-        return tomllib.loads(text)
+        value = tomllib.loads(text, parse_float=_finite_float)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"invalid TOML: {exc}", source=path) from None
+        raise InputError(f"invalid TOML: {exc}", source=source) from None
+    except RecursionError:
+        raise InputError(f"invalid TOML: nested deeper than {MAX_DEPTH} levels", source=source) from None
+    except ValueError as exc:
+        raise InputError(f"invalid TOML: {exc}", source=source, fix="use a finite number") from None
+    return check_value(value, source)
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    return loads_toml(read_text(path), path)

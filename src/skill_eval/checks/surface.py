@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from skill_eval import fsio, schemas, strict
+from skill_eval import formats, fsio, schemas, strict
 from skill_eval.config import Config
 from skill_eval.errors import CheckFailed, ConfigError, SkillEvalError
 
@@ -222,7 +222,7 @@ def extract_by_help(tool: Path, *, version: str | None = None) -> dict[str, Any]
                 frontier.extend([*path, c] for c in cmds if " ".join([*path, c]) not in tree)
     proc = subprocess.run([str(tool), "--version"], capture_output=True, text=True, env={**os.environ, **HELP_ENV}, check=False, timeout=60)
     return {
-        "schema_version": 1,
+        "schema_version": formats.FORMATS["cli_surface"],
         "tool": tool.name,
         "version": version or _version_of(proc.stdout),
         "commands": {k: {"options": v} for k, v in sorted(tree.items())},
@@ -241,7 +241,7 @@ def load_reference(cfg: Config) -> dict[str, Any]:
     path = fsio.repo_path(cfg.root, cfg.subject.cli_reference)
     if not path.is_file():
         raise CheckFailed(f"{cfg.subject.cli_reference} does not exist", fix="run `skill-eval surface --write` and commit it")
-    return schemas.validate(strict.load_json(path), "cli_surface", path)
+    return schemas.validate(formats.upgrade(strict.load_json(path), "cli_surface", path), "cli_surface", path)
 
 
 def write_reference(cfg: Config, tool: Path, *, cache: bool = True) -> Path:

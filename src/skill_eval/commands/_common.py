@@ -3,13 +3,47 @@
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Callable
 
 from skill_eval import config
 from skill_eval.config import Config
 
 
 def load_config(args: argparse.Namespace) -> Config:
+    """The one way a command reads the host configuration (honours --root)."""
     return config.load(getattr(args, "root", None))
+
+
+def bounded_int(low: int, high: int) -> Callable[[str], int]:
+    """An argparse `type` accepting integers in [low, high] (`run -k -1` is a usage error)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is out of range ({low}..{high})")
+        return value
+
+    return parse
+
+
+def bounded_float(low: float, high: float, *, low_inclusive: bool = True) -> Callable[[str], float]:
+    """An argparse `type` accepting finite numbers in [low, high] ((low, high] when not low_inclusive)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not math.isfinite(value) or value > high or value < low or (value == low and not low_inclusive):
+            bound = "[" if low_inclusive else "("
+            raise argparse.ArgumentTypeError(f"{text} is out of range ({bound}{low:g}, {high:g}])")
+        return value
+
+    return parse
 
 
 def plural(n: int, word: str) -> str:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 
-from skill_eval import baselines, config, evidence, gates
-from skill_eval.graders import Catalog, grade_bundle
+from skill_eval import baselines, evidence, gates
+from skill_eval.commands._common import load_config
+from skill_eval.errors import EXIT_OK
+from skill_eval.graders import ZERO_TOLERANCE_DEFAULT, Catalog, grade_bundle
 from skill_eval.output import emit
 
 NAME = "baseline"
@@ -31,19 +33,19 @@ def _grades(cfg):
 
 
 def run(args: argparse.Namespace) -> int:
-    cfg = config.load(args.root)
+    cfg = load_config(args)
     grades, catalog = _grades(cfg)
     if args.skill:
         grades = [g for g in grades if g.meta.get("skill") == args.skill]
     if args.action == "update":
-        zero = catalog.rubric.zero_tolerance if catalog.rubric else (2, 6)
+        zero = catalog.rubric.zero_tolerance if catalog.rubric else ZERO_TOLERANCE_DEFAULT
         problems = gates.pass_k([g for g in grades if g.kind == "behavioral" and g.meta.get("arm") == "skill-agent"],
                                 cfg.k, tuple(zero))
         written = baselines.update(cfg, grades, problems, skill=args.skill, allow_regression=args.allow_regression,
                                    reason=args.reason)
         emit(args, [f"wrote {p.relative_to(cfg.root)}" for p in written],
              {"written": [str(p.relative_to(cfg.root)) for p in written]})
-        return 0
+        return EXIT_OK
     rows, lines = [], []
     for t, per_dim in sorted(baselines.rates(grades, baselines.MERGE_DIMS + baselines.RELEASE_DIMS).items()):
         base = baselines.load(cfg, t)
@@ -56,4 +58,4 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         lines.append("no behavioural skill-agent evidence yet")
     emit(args, lines, {"baselines": rows})
-    return 0
+    return EXIT_OK

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from skill_eval import hashing
+from skill_eval.errors import EXIT_OK
 from skill_eval.output import emit
 
 NAME = "digest"
@@ -27,4 +28,4 @@ def run(args: argparse.Namespace) -> int:
     else:
         digest = hashing.tree_digest(path, args.domain)
     emit(args, [digest], {"path": str(path), "domain": args.domain, "digest": digest})
-    return 0
+    return EXIT_OK

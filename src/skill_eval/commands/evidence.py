@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 
+from skill_eval.commands._common import load_config
 from skill_eval.output import emit
 
 STAGES = ("merge", "release")  # = graders.STAGES (tests/test_perf_identity.py); literal so `--help` imports no grader
@@ -57,9 +58,9 @@ def summarise(errors: list[str], verbose: bool) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from skill_eval import config, evidence, fsio, strict
+    from skill_eval import evidence, fsio, strict
 
-    cfg = config.load(args.root)
+    cfg = load_config(args)
     if args.write_pending is not None:
         body = evidence.pending_from_expected(cfg, args.write_pending)
         head = ("# Expected evidence not recorded yet (schemas/evidence_pending.schema.json).\n"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from skill_eval import freshness, fsio, regrade, rerecord, schemas, strict
+from skill_eval import formats, freshness, fsio, regrade, rerecord, schemas, strict
 from skill_eval.commands._common import load_config, plural
-from skill_eval.errors import InputError, SkillEvalError
+from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK, InputError, SkillEvalError
 from skill_eval.output import emit
 
 NAME = "freshness"
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     stale_metas = []
     for b in suspects:
         try:
-            meta = schemas.validate(strict.load_json(b / "meta.json"), "meta", b / "meta.json")
+            meta = schemas.validate(formats.upgrade(strict.load_json(b / "meta.json"), "meta", b / "meta.json"), "meta", b / "meta.json")
         except InputError as exc:
             other.append(f"{b}: unreadable meta.json: {exc}")
             continue
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     lines.append(f"freshness: {'FAIL' if problems else 'ok'} — {plural(len(bundles), 'bundle')} checked, {len(cur.entries)} digests")
     emit(args, lines, {"ok": not problems, "problems": problems, "bundles": len(bundles), "stale_skills": sorted(stale),
                        "pending": deferrals.pending_lines()})
-    return 1 if problems else 0
+    return EXIT_CHECK_FAILED if problems else EXIT_OK
 
 
 def _rel(cfg, b: Path) -> str:
@@ -102,4 +102,4 @@ def _write_deferrals(args, cfg, cur, stale_metas) -> int:
     keys = [e["key"] for e in body["rerecord"]]
     emit(args, [f"wrote {_rel(cfg, path)}: {', '.join(keys)} deferred until {body['rerecord'][0]['expires']} — commit it for review"],
          {"ok": True, "path": str(path), "rerecord": body["rerecord"]})
-    return 0
+    return EXIT_OK

@@ -6,6 +6,7 @@ import argparse
 
 from skill_eval import generate
 from skill_eval.commands._common import load_config
+from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK
 from skill_eval.output import emit
 from skill_eval.skills import citation_graph, discover
 
@@ -26,10 +27,10 @@ def run(args: argparse.Namespace) -> int:
         problems = generate.drift(cfg, skills)
         lines = problems + [f"generate --check: {'FAIL' if problems else 'ok'} — {len(problems)} differences"]
         emit(args, lines, {"ok": not problems, "problems": problems, "citations": graph})
-        return 1 if problems else 0
+        return EXIT_CHECK_FAILED if problems else EXIT_OK
     written = generate.write_published(cfg, skills)
     lines = [f"wrote {root}/ ({len(skills)} skills)" for root in written]
     if args.graph:
         lines += [f"  {frag} <- {', '.join(users)}" for frag, users in graph.items()]
     emit(args, lines, {"ok": True, "written": written, "skills": sorted(skills), "citations": graph})
-    return 0
+    return EXIT_OK

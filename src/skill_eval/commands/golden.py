@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from skill_eval import config, golden
+from skill_eval import golden
+from skill_eval.commands._common import load_config
+from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK
 from skill_eval.output import emit
 
 NAME = "golden"
@@ -16,7 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    cfg = config.load(args.root)
+    cfg = load_config(args)
     outcomes, problems = golden.check(cfg)
     lines, mismatches = [], []
     for o in outcomes:
@@ -39,4 +41,4 @@ def run(args: argparse.Namespace) -> int:
                      "actual": o.actual, "ok": o.ok, "reasons": o.reasons} for o in outcomes],
     }
     emit(args, lines, payload)
-    return 0 if ok else 1
+    return EXIT_OK if ok else EXIT_CHECK_FAILED

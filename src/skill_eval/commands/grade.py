@@ -11,10 +11,11 @@ check passes (merge: 1, 2, 3, 6, oracles, activation, bundle integrity; release 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from skill_eval import config
-from skill_eval.errors import InputError
+from skill_eval.commands._common import load_config
+from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK, InputError
 from skill_eval.graders import STAGES, Catalog, Grade, grade_bundle
 from skill_eval.output import emit
 
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     for b in args.bundles:
         if not b.exists():
             raise InputError("no such bundle directory", source=b)
-    cfg = config.load(args.root)
+    cfg = load_config(args)
     catalog = Catalog(cfg)
     grades = [grade_bundle(b, catalog) for b in args.bundles]
     ok = all(g.passed(args.stage) for g in grades)
@@ -57,4 +58,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         payload = grades[0].to_json(args.stage)
     emit(args, lines, payload)
-    return 0 if ok else 1
+    for b, g in zip(args.bundles, grades, strict=True):
+        if not g.passed(args.stage):
+            _report_unreadable(b, cfg)
+    return EXIT_OK if ok else EXIT_CHECK_FAILED
+
+
+def _report_unreadable(path: Path, cfg) -> None:
+    """One stderr line per failing bundle whose files could not be read strictly, naming the
+    first such file: the grade (stdout) says which checks that poisons, stderr says what to fix."""
+    from skill_eval import bundle as bundle_mod
+
+    problems = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes).problems
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        first = " ".join(str(problems[0]).split())
+        print(f"skill-eval: grade: {path}/{first}{more}", file=sys.stderr)

@@ -14,6 +14,8 @@ import sys
 import threading
 from pathlib import Path
 
+from skill_eval.commands._common import bounded_float, bounded_int
+from skill_eval.errors import EXIT_OK
 from skill_eval.modelserver import PROVIDERS, load_script, start_server
 
 NAME = "model-server"
@@ -23,8 +25,8 @@ HELP = "serve a scripted model (Anthropic, OpenAI Responses or Gemini API) on 12
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kind", required=True, choices=sorted(PROVIDERS), help="API dialect to speak")
     p.add_argument("--script", required=True, type=Path, help="model script (YAML or JSON, schemas/model_script.schema.json)")
-    p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: an ephemeral one)")
-    p.add_argument("--latency", type=float, default=None, metavar="S",
+    p.add_argument("--port", type=bounded_int(0, 65535), default=0, help="port on 127.0.0.1 (default: an ephemeral one)")
+    p.add_argument("--latency", type=bounded_float(0, 3600), default=None, metavar="S",
                    help="seconds every scripted turn waits before answering (overrides the script's latency; a turn's delay wins)")
     p.add_argument("--log", type=Path, default=None, help="append one JSON line per request (no auth headers) to this file")
 
@@ -58,4 +60,4 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if log:
             log.close()
-    return 0
+    return EXIT_OK

@@ -6,6 +6,7 @@ import argparse
 
 from skill_eval import pack
 from skill_eval.commands._common import load_config, plural
+from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK
 from skill_eval.output import emit
 
 NAME = "pack"
@@ -28,8 +29,8 @@ def run(args: argparse.Namespace) -> int:
             if problems else f"pack --check: ok — {rel} matches the working tree"
         )
         emit(args, lines, {"ok": not problems, "problems": problems, "pack": str(rel)})
-        return 1 if problems else 0
+        return EXIT_CHECK_FAILED if problems else EXIT_OK
     entries = pack.compute(cfg)
     pack.write(cfg, entries)
     emit(args, [f"wrote {rel} ({plural(len(entries), 'entry')})"], {"ok": True, "pack": str(rel), "entries": sorted(entries)})
-    return 0
+    return EXIT_OK

@@ -16,7 +16,9 @@ from pathlib import Path
 from skill_eval import freshness
 from skill_eval.adapters import adapter_names
 from skill_eval.checks.surface import find_subject
-from skill_eval.commands._common import load_config, plural
+from skill_eval.commands._common import bounded_float, bounded_int, load_config, plural
+from skill_eval.config import COST_MAX, JOBS_MAX, K_MAX, MAX_TURNS_MAX, TIMEOUT_MAX
+from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK
 from skill_eval.output import emit
 from skill_eval.runner import plan
 from skill_eval.runner.execute import RunOptions, preflight, run_item
@@ -40,14 +42,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", default=None, help="OpenAI-style endpoint for --agent openai-compatible")
     p.add_argument("--agent-binary", default=None, help="path of the agent CLI (default: PATH, then .cache/agent-clis)")
     p.add_argument("--arm", default="skill-agent", help="skill-agent | skill | docs | baseline | released:<ref>")
-    p.add_argument("-k", type=int, default=None, help="repetitions per item (default: evals.k)")
-    p.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs")
+    p.add_argument("-k", type=bounded_int(1, K_MAX), default=None, help=f"repetitions per item, 1..{K_MAX} (default: evals.k)")
+    p.add_argument("-j", "--jobs", type=bounded_int(1, JOBS_MAX), default=1, help=f"parallel runs, 1..{JOBS_MAX}")
     p.add_argument("--run-id", default=None, help="run directory name (default: <agent>-<model>, stable so reruns resume)")
-    p.add_argument("--max-turns", type=int, default=None)
-    p.add_argument("--timeout", type=float, default=None, help="wall-clock seconds per run")
-    p.add_argument("--max-cost", type=float, default=None, help="USD per run; a run over it is sealed incomplete")
-    p.add_argument("--max-tokens", type=int, default=None, help="tokens per model reply (default: [agent] max_tokens)")
-    p.add_argument("--max-total-tokens", type=int, default=None,
+    p.add_argument("--max-turns", type=bounded_int(1, MAX_TURNS_MAX), default=None, help=f"1..{MAX_TURNS_MAX} (default: [agent] max_turns)")
+    p.add_argument("--timeout", type=bounded_float(0, TIMEOUT_MAX, low_inclusive=False), default=None,
+                   help=f"wall-clock seconds per run, > 0 and <= {TIMEOUT_MAX:g} (default: [agent] timeout_seconds)")
+    p.add_argument("--max-cost", type=bounded_float(0, COST_MAX), default=None,
+                   help="USD per run; a run over it is sealed incomplete")
+    p.add_argument("--max-tokens", type=bounded_int(1, 1_000_000), default=None, help="tokens per model reply (default: [agent] max_tokens)")
+    p.add_argument("--max-total-tokens", type=bounded_int(1, 1_000_000_000), default=None,
                    help="token budget per run (default: [agent] max_total_tokens); reached -> sealed budget_stop")
     p.add_argument("--no-auth", action="store_true", help="the --base-url endpoint needs no credential (implied for loopback)")
     p.add_argument("--retry-incomplete", action="store_true",
@@ -60,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
     agent = args.agent or cfg.agent.adapter
     opts = RunOptions(
         adapter=agent, model=args.model or cfg.agent.model, model_server=args.model_server, base_url=args.base_url,
-        binary=args.agent_binary, max_turns=args.max_turns or cfg.agent.max_turns,
-        timeout=args.timeout or cfg.agent.timeout_seconds, max_cost_usd=args.max_cost if args.max_cost is not None else cfg.agent.max_cost_usd,
+        binary=args.agent_binary, max_turns=args.max_turns if args.max_turns is not None else cfg.agent.max_turns,
+        timeout=args.timeout if args.timeout is not None else cfg.agent.timeout_seconds, max_cost_usd=args.max_cost if args.max_cost is not None else cfg.agent.max_cost_usd,
         max_tokens=args.max_tokens if args.max_tokens is not None else cfg.agent.max_tokens,
         max_total_tokens=args.max_total_tokens if args.max_total_tokens is not None else cfg.agent.max_total_tokens,
         no_auth=args.no_auth, real_subject=find_subject(cfg),
@@ -82,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
               + (f", {len(stale)} stale/unreadable to replace" if stale else "") + f"), agent {agent}, run id {run_id}")
     if args.dry_run:
         emit(args, [header, *(f"  {i.label} ({states[i.label]})" for i in todo)], {"planned": len(items), "todo": [i.label for i in todo]})
-        return 0
+        return EXIT_OK
     adapter, info = preflight(cfg, opts)
     removed = plan.discard_partials(cfg)
     for item in stale:
@@ -102,4 +106,4 @@ def run(args: argparse.Namespace) -> int:
     emit(args, lines, {"ok": not failed, "counts": counts, "run_id": run_id,
                        "outcomes": [{"item": o.item.label, "status": o.status, "reason": o.reason, "seconds": o.seconds,
                                      "path": str(Path(o.path).relative_to(cfg.root)) if o.path else None} for o in outcomes]})
-    return 1 if failed else 0
+    return EXIT_CHECK_FAILED if failed else EXIT_OK

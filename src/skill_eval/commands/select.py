@@ -6,6 +6,7 @@ import argparse
 
 from skill_eval import selection
 from skill_eval.commands._common import load_config
+from skill_eval.errors import EXIT_OK
 from skill_eval.output import emit
 
 NAME = "select"
@@ -37,4 +38,4 @@ def run(args: argparse.Namespace) -> int:
         "prompts": [p.id for p in suite.prompts],
         "expected_bundles": [e.__dict__ for e in expected],
     })
-    return 0
+    return EXIT_OK

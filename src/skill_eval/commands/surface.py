@@ -6,6 +6,7 @@ import argparse
 
 from skill_eval.checks import surface
 from skill_eval.commands._common import load_config
+from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK
 from skill_eval.output import emit
 
 NAME = "surface"
@@ -26,11 +27,11 @@ def run(args: argparse.Namespace) -> int:
     if args.write:
         path = surface.write_reference(cfg, tool, cache=not args.no_cache)
         emit(args, [f"wrote {path.relative_to(cfg.root)}"], {"ok": True, "reference": str(path)})
-        return 0
+        return EXIT_OK
     reference = surface.load_reference(cfg)
     problems = surface.drift(reference, surface.extract(tool, cache_root=None if args.no_cache else cfg.root))
     lines = [f"  drift: {p}" for p in problems]
     lines.append(f"surface: {'FAIL' if problems else 'ok'} — {cfg.subject.cli_reference} vs installed {tool.name} {reference.get('version')}"
                  + (" (update skills, then `skill-eval surface --write`)" if problems else ""))
     emit(args, lines, {"ok": not problems, "problems": problems})
-    return 1 if problems else 0
+    return EXIT_CHECK_FAILED if problems else EXIT_OK

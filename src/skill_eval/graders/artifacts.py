@@ -205,7 +205,7 @@ def _report_bytes(bundle: Bundle, call: Call, subject: SubjectProfile) -> tuple[
                 for rel, digest in sorted(out.files.items()):
                     datas.append(bundle.read_captured(f"{out.snapshot.rstrip('/')}/{rel}", digest))
         except SkillEvalError as exc:
-            problems.append(f"call {call.call}: {str(exc).split(' — fix:')[0]}")
+            problems.append(f"call {call.call}: {message_of(exc)}")
     return datas, problems
 
 
