@@ -121,7 +121,10 @@ SRC = str(Path(__file__).resolve().parents[1] / "src")
 @pytest.mark.parametrize("name", sorted(cli.COMMANDS))
 def test_every_command_json_error_is_json(tmp_path, capsys, name):
     """No config under --root (or a missing argument): the error is one JSON object on stdout."""
-    rc = main([name, "--json", "--root", str(tmp_path)])
+    argv = [name, "--json", "--root", str(tmp_path)]
+    if name == "explain":  # needs no config: its usage error is an unknown term
+        argv.append("no-such-term")
+    rc = main(argv)
     captured = capsys.readouterr()
     assert rc == EXIT_USAGE, captured
     error = json.loads(captured.out)["error"]
@@ -260,3 +263,10 @@ def test_undecodable_path_argument_is_printed_not_a_crash(repo_copy, tmp_path):
                          capture_output=True, env=env, check=False)
     assert out.returncode in (0, 1), out
     assert b"internal error" not in out.stderr and b"bundle-" in out.stdout
+
+
+def test_help_epilog_lists_every_explained_term():
+    from skill_eval import cli
+    from skill_eval.commands import explain
+
+    assert cli.EPILOG == explain.epilog()

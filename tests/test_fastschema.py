@@ -149,5 +149,6 @@ def test_unknown_keyword_falls_back():
 
 def test_invalid_instance_messages_come_from_jsonschema():
     assert schemas.errors({"schema_version": 1}, "usage")  # non-empty, jsonschema-worded
-    with pytest.raises(Exception, match="field"):
+    with pytest.raises(Exception, match=r"u\.json: \(top level\): Additional properties are not allowed") as err:
         schemas.validate({"schema_version": "x"}, "usage", "u.json")
+    assert err.value.field == "(top level)" and err.value.fix == "see schemas/usage.schema.json"

@@ -142,10 +142,10 @@ class _Compiler:
             out.append(lambda v: type(v) is not str or search(v) is not None)
         if "minLength" in s:
             n = s["minLength"]
-            out.append(lambda v: type(v) is not str or len(v) >= n)
+            out.append(lambda v, n=n: type(v) is not str or len(v) >= n)
         if "maxLength" in s:
             n = s["maxLength"]
-            out.append(lambda v: type(v) is not str or len(v) <= n)
+            out.append(lambda v, n=n: type(v) is not str or len(v) <= n)
         return out
 
     def _numbers(self, s: dict[str, Any]) -> list[Check]:
@@ -171,10 +171,10 @@ class _Compiler:
             out.append(items)
         if "minItems" in s:
             n = s["minItems"]
-            out.append(lambda v: type(v) is not list or len(v) >= n)
+            out.append(lambda v, n=n: type(v) is not list or len(v) >= n)
         if "maxItems" in s:
             n = s["maxItems"]
-            out.append(lambda v: type(v) is not list or len(v) <= n)
+            out.append(lambda v, n=n: type(v) is not list or len(v) <= n)
         if s.get("uniqueItems") is True:
             out.append(lambda v: type(v) is not list or _unique(v))
         return out
@@ -193,10 +193,10 @@ class _Compiler:
             out.append(required)
         if "minProperties" in s:
             n = s["minProperties"]
-            out.append(lambda v: type(v) is not dict or len(v) >= n)
+            out.append(lambda v, n=n: type(v) is not dict or len(v) >= n)
         if "maxProperties" in s:
             n = s["maxProperties"]
-            out.append(lambda v: type(v) is not dict or len(v) <= n)
+            out.append(lambda v, n=n: type(v) is not dict or len(v) <= n)
         if "propertyNames" in s:
             name_ok = self.compile(s["propertyNames"])
             out.append(lambda v: type(v) is not dict or all(name_ok(k) for k in v))

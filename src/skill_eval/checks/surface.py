@@ -154,7 +154,7 @@ def walk_click(tool: Path, *, version: str | None = None) -> dict[str, Any] | No
     found = version or (_version_of(result["version_text"]) if result.get("version_text", "").strip() else None) \
         or result.get("dist_version")
     return {
-        "schema_version": 1,
+        "schema_version": formats.FORMATS["cli_surface"],
         "tool": tool.name,
         "version": found,
         "commands": {k: {"options": sorted(v)} for k, v in sorted(result["tree"].items())},
