@@ -59,7 +59,7 @@ COMMANDS: dict[str, CommandInfo] = {
 
 # = skill_eval.commands.explain.epilog() (a test keeps them equal); literal so `--help` imports no command module
 EPILOG = ("terms (`skill-eval explain TERM` for more): L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, "
-          "evidence, pending, subject, tier, k, adopt")
+          "evidence, pending, subject, tier, adopt, k")
 DESCRIPTION = ("Prove with re-runnable evidence that Agent Skills work. "
                "Exit codes: 0 ok, 1 a check failed, 2 usage, configuration or bad input, 3 internal error.")
 
