@@ -18,7 +18,7 @@ from skill_eval.adapters import adapter_names
 from skill_eval.checks.surface import find_subject
 from skill_eval.commands._common import load_config, plural
 from skill_eval.output import emit
-from skill_eval.runner import plan
+from skill_eval.runner import isolation, plan
 from skill_eval.runner.execute import RunOptions, preflight, run_item
 from skill_eval.runner.pool import run_all
 from skill_eval.selection import SUITES
@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     adapter, info = preflight(cfg, opts)
     removed = plan.discard_partials(cfg)
+    isolation.discard_stale()  # sandboxes of dead runs may hold unredacted output
     for item in stale:
         plan.retire(cfg, item)
     if not args.json:
