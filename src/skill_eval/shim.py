@@ -50,6 +50,14 @@ def _std_fds():
     return fds
 
 
+def short_path(path):
+    """A socket path within the 108-byte limit: a long one goes through /proc/self/fd/<dir fd>/."""
+    if len(path) < 100:
+        return path
+    head, _, name = path.rpartition("/")
+    return "/proc/self/fd/%d/%s" % (os.open(head or "/", os.O_PATH | os.O_DIRECTORY), name)
+
+
 def encode_request(argv, cwd, environ):
     """PROTOCOL, cwd, argc, argv..., env entries, NUL-separated, behind an 8-digit length."""
     parts = [PROTOCOL, os.fsencode(cwd), str(len(argv)).encode()]
@@ -66,7 +74,7 @@ def main(argv, socket_path):
         return _fail("cannot read the working directory: " + str(exc))
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        sock.connect(socket_path)
+        sock.connect(short_path(socket_path))
         fds = _std_fds()
         request = encode_request(argv, cwd, os.environ)
         ancillary = b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds)

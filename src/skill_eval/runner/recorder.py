@@ -227,7 +227,12 @@ class Recorder:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.socket_path)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.bind(self.socket_path)
+        dir_fd = os.open(os.path.dirname(self.socket_path), os.O_PATH | os.O_DIRECTORY)
+        try:
+            sock.bind(self.socket_path if len(self.socket_path) < 100
+                      else f"/proc/self/fd/{dir_fd}/{os.path.basename(self.socket_path)}")
+        finally:
+            os.close(dir_fd)
         os.chmod(self.socket_path, 0o666)  # noqa: S103 - a separate-uid agent must connect
         sock.listen(128)
         self._listener = sock
