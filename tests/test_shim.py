@@ -630,11 +630,11 @@ def test_client_imports_only_builtin_modules():
     tree = ast.parse(SHIM_SOURCE.read_text())
     top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
     names = {a.name.split(".")[0] for n in top if isinstance(n, ast.Import) for a in n.names}
-    assert names <= {"os", "sys", "_socket", "_signal"}
-    probe = "import sys, runpy; sys.argv = ['x']; exec(open(%r).read().replace('__main__', '__skip__')); print(sorted(sys.modules))"
+    assert names <= {"posix", "sys", "_socket", "_signal"}
+    probe = "import sys; sys.argv = ['x']; exec(open(%r).read().replace('__main__', '__skip__')); print(sorted(sys.modules))"
     out = subprocess.run([sys.executable, "-IS", "-c", probe % str(SHIM_SOURCE)], capture_output=True, text=True)
     loaded = set(ast.literal_eval(out.stdout))
-    assert loaded.isdisjoint({"json", "re", "enum", "hashlib", "subprocess", "socket", "signal", "threading",
+    assert loaded.isdisjoint({"os", "json", "re", "enum", "hashlib", "subprocess", "socket", "signal", "threading",
                               "skill_eval"}), loaded
 
 
@@ -644,7 +644,7 @@ def test_encode_request_round_trips(tmp_path: Path):
     from skill_eval.runner.recorder import _read_request
 
     a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    req = shim.encode_request(["abicheck", "a b", "é", ""], "/w", {"K": "v=1", "E": ""})
+    req = shim.encode_request(["abicheck", "a b", "é", ""], b"/w", {b"K": b"v=1", b"E": b""})
     socket.send_fds(a, [req], [0, 1, 2])
     argv, cwd, env, fds = _read_request(b)
     assert (argv, cwd, env) == (["abicheck", "a b", "é", ""], "/w", {"K": "v=1", "E": ""}) and len(fds) == 3

@@ -13,15 +13,16 @@ delivers them to the tool; the shim exits with the tool's exact status (128+N fo
 the socket is unreachable or the recorder reports a failure, the shim exits EXIT_INFRA with one line:
 an infrastructure error, never mistaken for the tool's own exit status.
 
-Speed: this runs on every tool call, started with `-I -S`, and imports only builtin modules (`_socket`
-and `_signal`, no `socket`/`signal` wrappers that pull in enum, no json/re/hashlib/subprocess); the
-request is NUL-separated bytes with a length prefix (docs/ARCHITECTURE.md, "shim protocol").
-The installer (runner/recorder.py) copies this file verbatim, with SOCKET_PATH filled in.
+Speed: this runs on every tool call, started with `-I -S`, and imports only `posix`, `_signal` and
+`_socket` (not `os`, which costs ~2 ms without site; no `socket`/`signal` wrappers that pull in enum;
+no json/re/hashlib/subprocess); the request is NUL-separated bytes behind a length prefix
+(docs/ARCHITECTURE.md). The installer (runner/recorder.py) copies this file with SOCKET_PATH filled
+in and precompiles it.
 """
 
 import _signal
 import _socket
-import os
+import posix
 import sys
 
 SOCKET_PATH = ""  # filled in by skill_eval.runner.recorder.install_client
@@ -32,7 +33,7 @@ FORWARDED_SIGNALS = (15, 2, 1, 3)  # SIGTERM, SIGINT, SIGHUP, SIGQUIT
 
 def _fail(message):
     try:
-        os.write(2, ("skill-eval shim: " + message + "\n").encode("utf-8", "replace"))
+        posix.write(2, ("skill-eval shim: " + message + "\n").encode("utf-8", "replace"))
     except OSError:
         pass
     return EXIT_INFRA
@@ -43,9 +44,9 @@ def _std_fds():
     fds = []
     for fd in (0, 1, 2):
         try:
-            os.fstat(fd)
+            posix.fstat(fd)
         except OSError:
-            fd = os.open(os.devnull, os.O_RDWR)
+            fd = posix.open("/dev/null", posix.O_RDWR)
         fds.append(fd)
     return fds
 
@@ -55,28 +56,30 @@ def short_path(path):
     if len(path) < 100:
         return path
     head, _, name = path.rpartition("/")
-    return "/proc/self/fd/%d/%s" % (os.open(head or "/", os.O_PATH | os.O_DIRECTORY), name)
+    fd = posix.open(head or "/", posix.O_PATH | posix.O_DIRECTORY)
+    return f"/proc/self/fd/{fd}/{name}"
 
 
 def encode_request(argv, cwd, environ):
-    """PROTOCOL, cwd, argc, argv..., env entries, NUL-separated, behind an 8-digit length."""
-    parts = [PROTOCOL, os.fsencode(cwd), str(len(argv)).encode()]
-    parts += [os.fsencode(a) for a in argv]
-    parts += [os.fsencode(k) + b"=" + os.fsencode(v) for k, v in environ.items()]
+    """PROTOCOL, cwd, argc, argv..., env entries, NUL-separated, behind an 8-digit length.
+    cwd and environ are bytes (posix.getcwdb, posix.environ); argv is str (sys.argv)."""
+    parts = [PROTOCOL, cwd, str(len(argv)).encode()]
+    parts += [a.encode("utf-8", "surrogateescape") for a in argv]
+    parts += [k + b"=" + v for k, v in environ.items()]
     body = b"\0".join(parts)
     return b"%08d" % len(body) + body
 
 
 def main(argv, socket_path):
     try:
-        cwd = os.getcwd()
+        cwd = posix.getcwdb()
     except OSError as exc:
         return _fail("cannot read the working directory: " + str(exc))
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.connect(short_path(socket_path))
         fds = _std_fds()
-        request = encode_request(argv, cwd, os.environ)
+        request = encode_request(argv, cwd, posix.environ)
         ancillary = b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds)
         sent = sock.sendmsg([request], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, ancillary)])
         if sent < len(request):
