@@ -375,12 +375,12 @@ def _agent_install_dirs(cfg: Config, binary: str | None) -> list[Path]:
     """Read-only exposures for an agent CLI: the e2e install cache and the binary's own directory."""
     dirs = [cfg.root / ".cache" / "agent-clis"]
     if binary:
-        real = Path(binary).resolve()
-        dirs.append(real.parent)
-        for parent in real.parents:  # a node package: expose its whole node_modules tree
-            if parent.name == "node_modules":
-                dirs.append(parent.parent)
-                break
+        for path in (Path(os.path.abspath(binary)), Path(binary).resolve()):  # as named, and its target
+            dirs.append(path.parent)
+            for parent in path.parents:  # a node package: expose its whole node_modules tree
+                if parent.name == "node_modules":
+                    dirs.append(parent.parent)
+                    break
     return [d for d in dirs if d.is_dir()]
 
 

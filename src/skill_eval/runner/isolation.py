@@ -102,7 +102,7 @@ def agent_view(repo_root: Path, sandbox_parent: Path, *, writable: Sequence[Path
         if (co := checkout_of(p)) is not None:
             hidden.add(co)
     exposed = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), package,
-               *(Path(p).resolve() for p in extra_exposed)}
+               *(Path(os.path.abspath(p)) for p in extra_exposed)}  # as named: the agent's argv uses these paths
     if (co := checkout_of(package)) is not None and (co / "schemas").is_dir():
         exposed.add(co / "schemas")  # skill_eval.schemas falls back to the source tree's schemas/
     return View(tuple(Path(p) for p in writable), tuple(sorted(exposed)) + tuple(Path(p) for p in readonly),
