@@ -29,6 +29,7 @@ SOCKET_PATH = ""  # filled in by skill_eval.runner.recorder.install_client
 PROTOCOL = b"SE1"
 EXIT_INFRA = 125  # the recorder could not run or record the call (not the tool's status)
 FORWARDED_SIGNALS = (15, 2, 1, 3)  # SIGTERM, SIGINT, SIGHUP, SIGQUIT
+FILE_IO_HELPERS = ("_std_fds", "short_path")  # the only file access: /dev/null, the socket's directory
 
 
 def _fail(message):

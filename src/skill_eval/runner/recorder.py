@@ -38,7 +38,8 @@ from skill_eval.runner import outputs as out_mod
 from skill_eval.runner.outputs import OutputOptions, OutputRequest, Substituter
 
 # Functions that touch files directly: the recorder's own store and the sandbox tree it digests.
-FILE_IO_HELPERS = ("_write_atomic", "_open_capture", "_copy_artifact", "_digest_file", "install_client")
+FILE_IO_HELPERS = ("_write_atomic", "_open_capture", "_copy_artifact", "_digest_file", "install_client", "_read_head",
+                   "_dir_fd")
 OUTSIDE = "<outside-sandbox>"
 INPUT_TREE_DOMAIN = "skill-eval-input-tree-v1"
 EXIT_REFUSED = 2  # a refused call (cwd or output outside the sandbox); collides with abicheck's API_BREAK
@@ -81,6 +82,16 @@ def _copy_artifact(src: str, dst: str) -> str:
             out.write(chunk)
     os.chmod(dst, os.stat(src).st_mode & 0o777)
     return h.hexdigest()
+
+
+def _read_head(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read(4096)
+
+
+def _dir_fd(path: str) -> int:
+    """An O_PATH descriptor of a directory (binds a socket whose full path is over 108 bytes)."""
+    return os.open(path, os.O_PATH | os.O_DIRECTORY)
 
 
 def _digest_file(path: str) -> str:
@@ -200,9 +211,8 @@ class Recorder:
             raise ValueError(f"real tool path {real_s} must be absolute")
         if not (os.path.isfile(real_s) and os.access(real_s, os.X_OK)):
             raise ValueError(f"real tool {real_s} is not an executable file")
-        with open(real_s, "rb") as fh:
-            if CLIENT_MARKER.encode() in fh.read(4096):
-                raise ValueError(f"real tool {real_s} is itself a skill-eval shim client")
+        if CLIENT_MARKER.encode() in _read_head(real_s):
+            raise ValueError(f"real tool {real_s} is itself a skill-eval shim client")
         self.store, self.real = os.path.realpath(store), real_s
         self.subject = getattr(profile, "name", os.path.basename(real_s))
         self.options = OutputOptions.of(profile)
@@ -227,7 +237,7 @@ class Recorder:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.socket_path)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        dir_fd = os.open(os.path.dirname(self.socket_path), os.O_PATH | os.O_DIRECTORY)
+        dir_fd = _dir_fd(os.path.dirname(self.socket_path))
         try:
             sock.bind(self.socket_path if len(self.socket_path) < 100
                       else f"/proc/self/fd/{dir_fd}/{os.path.basename(self.socket_path)}")
