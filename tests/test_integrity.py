@@ -211,7 +211,48 @@ def test_sigterm_to_the_runner_kills_its_agents(repo_copy: Path, tmp_path: Path)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not any(p.endswith(" sleep 30 ") for p in _processes_under(sandboxes)):
         time.sleep(0.05)
+    assert any(p.endswith(" sleep 30 ") for p in _processes_under(sandboxes))
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=20)
     time.sleep(2)
     assert _processes_under(sandboxes) == []
+
+
+@pytest.mark.parametrize("level", ["uid", "none"])
+def test_weaker_isolation_levels_record_and_say_so(repo_copy: Path, monkeypatch, level: str):
+    """Without bubblewrap the run still goes through the recorder, and meta names the weaker level."""
+    monkeypatch.setenv(isolation.ISOLATION_ENV, level)
+    if level == "uid" and isolation.available() == "none":
+        pytest.skip("needs root and setpriv")
+    script = write_script(repo_copy, f"weak-{level}", ["abicheck compare old/libdemo.so.1 new/libdemo.so.1 -o json=report.json"])
+    assert run(repo_copy, script, f"weak-{level}") == 0
+    b = bundle(repo_copy, f"weak-{level}")
+    meta = json.loads((b / "meta.json").read_text())
+    assert meta["isolation"] == level and meta["outcome"] == "completed"
+    (call,) = calls_of(b)
+    assert call["exit_code"] == 4 and len(call["inputs"]) == 2
+
+
+def test_timeout_before_any_turn_is_an_infra_error(repo_copy: Path):
+    script = write_script(repo_copy, "quick", ["true"])
+    assert run(repo_copy, script, "t0", "--timeout", "0.05") == 1
+    meta = json.loads((bundle(repo_copy, "t0") / "meta.json").read_text())
+    assert meta["status"] == "incomplete" and meta["outcome"] == "infra_error"
+
+
+def test_interrupt_kills_agents_and_seals_nothing(repo_copy: Path, tmp_path: Path):
+    sandboxes = tmp_path / "sandboxes"
+    script = write_script(repo_copy, "slow3", ["sleep 30"])
+    env = {**os.environ, "SKILL_EVAL_SANDBOX_DIR": str(sandboxes), "PYTHONPATH": str(REPO / "src")}
+    cmd = [sys.executable, str(REPO / "scripts/run_skill_eval.py"), "--root", str(repo_copy), "review-removed-export",
+           "--agent", "scripted", "--model-server", f"scripted:{script}", "--no-trigger", "-k", "2", "-j", "2",
+           "--run-id", "int"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and sum(p.endswith(" sleep 30 ") for p in _processes_under(sandboxes)) < 2:
+        time.sleep(0.05)
+    assert sum(p.endswith(" sleep 30 ") for p in _processes_under(sandboxes)) == 2
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=30)
+    assert _processes_under(sandboxes) == []
+    assert not list((repo_copy / EVIDENCE / "int").rglob("meta.json")), "an interrupted run is not evidence"

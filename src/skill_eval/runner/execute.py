@@ -203,6 +203,8 @@ def _spawn(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes, out: P
                 try:
                     proc.wait(timeout=min(0.25, max(0.01, deadline - time.monotonic())))
                     isolation.kill_group(proc.pid)  # nothing the agent started may outlive it
+                    if isolation.INTERRUPTED.is_set():
+                        raise isolation.Interrupted("interrupted: the run was abandoned, nothing sealed")
                     return proc.returncode, False, False
                 except subprocess.TimeoutExpired:
                     pass
@@ -260,7 +262,8 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
     parent = opts.sandbox_parent or isolation.default_parent()
     level = isolation.level()
     box = Sandbox.create(parent, recorder, fixture, profile=cfg.subject, real=opts.real_subject,
-                         setup=item.scenario.setup if item.scenario else (), timeout=opts.timeout)
+                         setup=item.scenario.setup if item.scenario else (), timeout=opts.timeout,
+                         client_python=isolation.client_python(level))
     server = None
     try:
         base_url = opts.base_url
@@ -313,7 +316,7 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         status, reason = _status(nr, timed_out, usage.get("cost_usd"), opts.max_cost_usd)
         if infra:  # an infrastructure failure is never sealed complete
             status, reason = ("incomplete" if status == "complete" else status), "; ".join([*infra, reason]).strip("; ")[:2000]
-        outcome = outcome_of(status, reason, infra=bool(infra), turns=bool(nr.events))
+        outcome = outcome_of(status, reason, infra=bool(infra), turns=any(e.get("type") != "run_error" for e in nr.events))
         calls = box.calls()
         sandbox_block = box.finish()
         facts = box.run_actions(item.scenario.actions, watch=watch_paths(item.scenario)) if item.scenario and item.scenario.actions else None

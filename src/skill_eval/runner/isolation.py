@@ -40,7 +40,12 @@ LEVELS = ("bwrap", "uid", "none")
 ISOLATION_ENV = "SKILL_EVAL_ISOLATION"  # force a weaker level (tests, debugging); never a stronger one
 AGENT_UID = 65534  # nobody
 LIVE: set[int] = set()  # process groups of running agents
+INTERRUPTED = threading.Event()  # set by kill_all: in-flight runs abort instead of sealing a bundle
 _live_lock = threading.Lock()
+
+
+class Interrupted(Exception):
+    """The runner was interrupted while this agent ran: nothing is sealed (resume re-runs the item)."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -138,8 +143,27 @@ def wrap(level_name: str, argv: Sequence[str], view: View | None) -> list[str]:
         return [*bwrap_argv(view), *argv]
     if level_name == "uid":
         return [setpriv or "setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--clear-groups",
-                "--pdeathsig=KILL", "--", *argv]
+                "--inh-caps=-all", "--bounding-set=-all", "--pdeathsig=KILL", "--", *argv]
     return [setpriv, "--pdeathsig=KILL", "--", *argv] if setpriv else list(argv)
+
+
+def _world_executable(path: str) -> bool:
+    """Can any uid run this file (o+x on it and on every directory above its real path)?"""
+    real = Path(os.path.realpath(path))
+    try:
+        return all(os.stat(p).st_mode & 0o001 for p in [real, *real.parents])
+    except OSError:
+        return False
+
+
+def client_python(level_name: str) -> str:
+    """The interpreter of the shim client: this one, unless a separate-uid agent could not run it."""
+    if level_name != "uid" or _world_executable(sys.executable):
+        return sys.executable
+    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
+        if _world_executable(candidate):
+            return candidate
+    return sys.executable
 
 
 def subject_prefix() -> list[str]:
@@ -177,6 +201,7 @@ def kill_group(pgid: int) -> None:
 
 def kill_all() -> None:
     """Kill every running agent's process group (interrupt of the runner)."""
+    INTERRUPTED.set()
     with _live_lock:
         groups = list(LIVE)
     for pgid in groups:

@@ -308,7 +308,8 @@ class Sandbox:
     @classmethod
     def create(cls, parent: Path, recorder: InputRecorder, fixture: str | Path | None, *, profile: Any = None,
                real: Path | None = None, setup: Sequence[Sequence[str]] = (), passthrough: Iterable[str] = (),
-               base_path: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Sandbox:
+               base_path: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+               client_python: str | None = None) -> Sandbox:
         """Copy the fixture, run setup, isolate home and caches, install the shim, take the before state.
 
         profile/real: the subject profile and the absolute path of the real tool; without them no
@@ -323,7 +324,8 @@ class Sandbox:
         root = Path(tempfile.mkdtemp(prefix=f"{isolation.SANDBOX_PREFIX}{os.getpid()}-", dir=parent)).resolve()
         root.chmod(0o711)
         try:
-            return cls._build(root, recorder, fixture, profile, real, setup, passthrough, base_path, timeout)
+            return cls._build(root, recorder, fixture, profile, real, setup, passthrough, base_path, timeout,
+                              client_python)
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
             raise
@@ -331,7 +333,7 @@ class Sandbox:
     @classmethod
     def _build(cls, root: Path, recorder: InputRecorder, fixture: str | Path | None, profile: Any, real: Path | None,
                setup: Sequence[Sequence[str]], passthrough: Iterable[str], base_path: str | None,
-               timeout: float) -> Sandbox:
+               timeout: float, client_python: str | None = None) -> Sandbox:
         work = root / "work"
         work.mkdir()
         if fixture is not None:  # trigger runs start from an empty working directory
@@ -368,7 +370,7 @@ class Sandbox:
             try:
                 box.recorder = Recorder(box.record, profile, Path(real), work, env=runner_env,
                                         prefix=isolation.subject_prefix())
-                install_client(box.bin, box.subject, sock)
+                install_client(box.bin, box.subject, sock, python=client_python)
                 box.recorder.listen(sock)
             except (ValueError, OSError) as exc:
                 raise SandboxError(f"cannot install the shim: {exc}") from None
