@@ -256,3 +256,15 @@ def test_interrupt_kills_agents_and_seals_nothing(repo_copy: Path, tmp_path: Pat
     proc.wait(timeout=30)
     assert _processes_under(sandboxes) == []
     assert not list((repo_copy / EVIDENCE / "int").rglob("meta.json")), "an interrupted run is not evidence"
+
+
+def test_subject_is_refused_paths_the_agent_may_not_read(repo_copy: Path):
+    """The tool runs outside the agent's view: naming a repository file would make it read the file for
+    the agent, so such a call is refused (and recorded as refused)."""
+    truth = repo_copy / "agent-evals/skills/ground_truth.json"
+    script = write_script(repo_copy, "peek", [f"abicheck compare {truth} new/libdemo.so.1; echo exit=$?"])
+    run(repo_copy, script, "peek")
+    b = bundle(repo_copy, "peek")
+    (call,) = calls_of(b)
+    assert call["status"] == "spawn_failed" and call["exit_code"] is None
+    assert b"may not read" in (b / "raw/stream.jsonl").read_bytes() and b"exit=2" in (b / "raw/stream.jsonl").read_bytes()

@@ -263,7 +263,7 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
     level = isolation.level()
     box = Sandbox.create(parent, recorder, fixture, profile=cfg.subject, real=opts.real_subject,
                          setup=item.scenario.setup if item.scenario else (), timeout=opts.timeout,
-                         client_python=isolation.client_python(level))
+                         client_python=isolation.client_python(level), deny=isolation.hidden_roots(cfg.root, parent))
     server = None
     try:
         base_url = opts.base_url

@@ -97,15 +97,22 @@ class View:
     cwd: Path
 
 
+def hidden_roots(repo_root: Path, sandbox_parent: Path) -> list[Path]:
+    """What the agent must not see: the repository, the package and venv checkouts, the runner's home
+    and every sandbox (the recorder also refuses subject operands under these, runner/recorder.py)."""
+    hidden = {Path(repo_root).resolve(), Path(sandbox_parent).resolve(), Path.home().resolve()}
+    for p in (Path(__file__).resolve().parents[1], Path(sys.prefix).resolve()):
+        if (co := checkout_of(p)) is not None:
+            hidden.add(co)
+    return sorted(hidden)
+
+
 def agent_view(repo_root: Path, sandbox_parent: Path, *, writable: Sequence[Path], readonly: Sequence[Path],
                cwd: Path, extra_exposed: Iterable[Path] = ()) -> View:
     """The bwrap view for one run: hide the repository, the package checkout, the runner's home and
     all sandboxes; re-expose read-only what the agent process needs (see the module docstring)."""
     package = Path(__file__).resolve().parents[1]  # .../skill_eval
-    hidden = {Path(repo_root).resolve(), Path(sandbox_parent).resolve(), Path.home().resolve()}
-    for p in (package, Path(sys.prefix).resolve()):
-        if (co := checkout_of(p)) is not None:
-            hidden.add(co)
+    hidden = hidden_roots(repo_root, sandbox_parent)
     exposed = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), package,
                *(Path(os.path.abspath(p)) for p in extra_exposed)}  # as named: the agent's argv uses these paths
     if (co := checkout_of(package)) is not None and (co / "schemas").is_dir():

@@ -201,11 +201,13 @@ class Recorder:
     store: a runner-private directory (captured streams and snapshots, calls/N.json); it must not
     be visible inside the sandbox. sandbox_root: the work tree (cwd and outputs must stay inside).
     env: the base environment of the subject. prefix: argv put before the tool (e.g. setpriv
-    --pdeathsig, so a runner killed with SIGKILL takes its subjects along).
+    --pdeathsig, so a runner killed with SIGKILL takes its subjects along). deny: trees the agent
+    must not read (repository, store, runner home): an operand naming a path there is refused, since
+    the tool runs outside the agent's view and would read it for the agent.
     """
 
     def __init__(self, store: Path, profile: Any, real: Path, sandbox_root: Path, *, env: Mapping[str, str],
-                 prefix: Sequence[str] = ()):
+                 prefix: Sequence[str] = (), deny: Sequence[Path] = ()):
         real_s = os.fspath(real)
         if not os.path.isabs(real_s):
             raise ValueError(f"real tool path {real_s} must be absolute")
@@ -218,6 +220,7 @@ class Recorder:
         self.options = OutputOptions.of(profile)
         self.root = os.path.realpath(sandbox_root)
         self.env, self.prefix = dict(env), list(prefix)
+        self.deny = [os.path.realpath(d) for d in deny]
         self.env_prefix = self.subject.upper().replace("-", "_") + "_"
         for d in ("calls", "captured"):
             os.makedirs(os.path.join(self.store, d), exist_ok=True)
@@ -369,6 +372,8 @@ class Recorder:
                     found.append({"arg": i, "path": value, "kind": "missing", "sha256": None, "stable": True})
                 continue
             if not inside(path, self.root):
+                if any(inside(path, d) for d in self.deny):
+                    raise Refused(f"operand {value} names a path the agent may not read; refusing to run")
                 found.append({"arg": i, "path": OUTSIDE, "kind": "dir" if os.path.isdir(path) else "file",
                               "sha256": None, "stable": False, "_abs": None})
                 continue

@@ -309,7 +309,7 @@ class Sandbox:
     def create(cls, parent: Path, recorder: InputRecorder, fixture: str | Path | None, *, profile: Any = None,
                real: Path | None = None, setup: Sequence[Sequence[str]] = (), passthrough: Iterable[str] = (),
                base_path: str | None = None, timeout: float = DEFAULT_TIMEOUT,
-               client_python: str | None = None) -> Sandbox:
+               client_python: str | None = None, deny: Sequence[Path] = ()) -> Sandbox:
         """Copy the fixture, run setup, isolate home and caches, install the shim, take the before state.
 
         profile/real: the subject profile and the absolute path of the real tool; without them no
@@ -325,7 +325,7 @@ class Sandbox:
         root.chmod(0o711)
         try:
             return cls._build(root, recorder, fixture, profile, real, setup, passthrough, base_path, timeout,
-                              client_python)
+                              client_python, deny)
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
             raise
@@ -333,7 +333,7 @@ class Sandbox:
     @classmethod
     def _build(cls, root: Path, recorder: InputRecorder, fixture: str | Path | None, profile: Any, real: Path | None,
                setup: Sequence[Sequence[str]], passthrough: Iterable[str], base_path: str | None,
-               timeout: float, client_python: str | None = None) -> Sandbox:
+               timeout: float, client_python: str | None = None, deny: Sequence[Path] = ()) -> Sandbox:
         work = root / "work"
         work.mkdir()
         if fixture is not None:  # trigger runs start from an empty working directory
@@ -369,7 +369,7 @@ class Sandbox:
             sock = root / "run" / "recorder.sock"
             try:
                 box.recorder = Recorder(box.record, profile, Path(real), work, env=runner_env,
-                                        prefix=isolation.subject_prefix())
+                                        prefix=isolation.subject_prefix(), deny=deny)
                 install_client(box.bin, box.subject, sock, python=client_python)
                 box.recorder.listen(sock)
             except (ValueError, OSError) as exc:
