@@ -32,7 +32,7 @@ FORWARDED_SIGNALS = (15, 2, 1, 3)  # SIGTERM, SIGINT, SIGHUP, SIGQUIT
 FILE_IO_HELPERS = ("_std_fds", "short_path")  # the only file access: /dev/null, the socket's directory
 
 
-def _fail(message):
+def _fail(message: str) -> int:
     try:
         posix.write(2, ("skill-eval shim: " + message + "\n").encode("utf-8", "replace"))
     except OSError:
@@ -40,7 +40,7 @@ def _fail(message):
     return EXIT_INFRA
 
 
-def _std_fds():
+def _std_fds() -> list[int]:
     """fds 0-2, with /dev/null standing in for a closed one (a closed fd cannot be passed)."""
     fds = []
     for fd in (0, 1, 2):
@@ -52,7 +52,7 @@ def _std_fds():
     return fds
 
 
-def short_path(path):
+def short_path(path: str) -> str:
     """A socket path within the 108-byte limit: a long one goes through /proc/self/fd/<dir fd>/."""
     if len(path) < 100:
         return path
@@ -61,7 +61,7 @@ def short_path(path):
     return f"/proc/self/fd/{fd}/{name}"
 
 
-def encode_request(argv, cwd, environ):
+def encode_request(argv: list[str], cwd: bytes, environ: dict[bytes, bytes]) -> bytes:
     """PROTOCOL, cwd, argc, argv..., env entries, NUL-separated, behind an 8-digit length.
     cwd and environ are bytes (posix.getcwdb, posix.environ); argv is str (sys.argv)."""
     parts = [PROTOCOL, cwd, str(len(argv)).encode()]
@@ -71,7 +71,7 @@ def encode_request(argv, cwd, environ):
     return b"%08d" % len(body) + body
 
 
-def main(argv, socket_path):
+def main(argv: list[str], socket_path: str) -> int:
     try:
         cwd = posix.getcwdb()
     except OSError as exc:
@@ -88,7 +88,7 @@ def main(argv, socket_path):
     except OSError as exc:
         return _fail("the recorder is unreachable (" + str(exc) + "); the call was not run")
 
-    def forward(signum, _frame):
+    def forward(signum: int, _frame: object) -> None:
         try:
             sock.sendall(b"S%d\n" % signum)
         except OSError:

@@ -9,11 +9,15 @@ is the private path mapped back to the requested one, counted so the difference 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import shutil
 from dataclasses import dataclass
 from typing import Any
 
+# The only functions that touch files: the copy-back of a produced output (tests/test_input_accessor.py).
+FILE_IO_HELPERS = ("_copy_artifact",)
 FORMAT_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*")
 
 
@@ -187,3 +191,64 @@ class Substituter:
         if self.pattern is None or not self.carry:
             return b""
         return self._process(self.carry, final=True)
+
+
+def _copy_artifact(src: str, dst: str) -> str:
+    """Digest a produced file and copy it to the requested path in one pass (missing parents made)."""
+    h = hashlib.sha256()
+    os.makedirs(os.path.dirname(dst) or ".", exist_ok=True)
+    with open(src, "rb") as fh, open(dst, "wb") as out:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+            out.write(chunk)
+    os.chmod(dst, os.stat(src).st_mode & 0o777)
+    return h.hexdigest()
+
+
+def entry(out: OutputRequest, snapshot: str | None = None, sha: str | None = None,
+           files: dict[str, str] | None = None) -> dict[str, Any]:
+    """One `outputs` entry (schema `call`); snapshot is captured/N.out.d/<i>[/<name>] when produced."""
+    entry: dict[str, Any] = {"option": out.option, "format": out.format, "requested": out.requested,
+                             "kind": out.kind, "snapshot": snapshot, "sha256": sha}
+    if out.kind == "dir":
+        entry["files"] = files or {}
+    return entry
+
+
+def discard_private(requests: list[OutputRequest]) -> None:
+    for out in requests:
+        if out.private is not None:
+            where = os.path.dirname(out.private) if out.kind == "file" else out.private.rstrip("/")
+            shutil.rmtree(where, ignore_errors=True)
+
+
+def collect_outputs(requests: list[OutputRequest], signalled: bool) -> list[dict[str, Any]]:
+    """Snapshot what each output produced and copy it back; a signalled call snapshots nothing."""
+    if signalled:
+        discard_private(requests)
+        return [entry(o) for o in requests]
+    entries = []
+    for out in requests:
+        if out.kind == "stdout" or out.private is None or out.target is None:
+            entries.append(entry(out))  # a stdout report is the record's `stdout`
+        elif out.kind == "file":
+            if os.path.isfile(out.private) and not os.path.islink(out.private):
+                entries.append(entry(out, out.effective, _copy_artifact(out.private, out.target)))
+            else:
+                discard_private([out])
+                entries.append(entry(out))
+        else:
+            files = {}
+            base = out.private.rstrip("/")
+            for dirpath, dirnames, filenames in os.walk(base):
+                dirnames.sort()
+                for name in sorted(filenames):
+                    full = os.path.join(dirpath, name)
+                    if os.path.islink(full) or not os.path.isfile(full):
+                        continue  # only regular files are evidence; links are neither copied nor kept
+                    rel = os.path.relpath(full, base).replace(os.sep, "/")
+                    files[rel] = _copy_artifact(full, os.path.join(out.target, rel))
+            if not files:
+                discard_private([out])
+            entries.append(entry(out, out.effective if files else None, None, files))
+    return entries

@@ -38,8 +38,7 @@ from skill_eval.runner import outputs as out_mod
 from skill_eval.runner.outputs import OutputOptions, OutputRequest, Substituter
 
 # Functions that touch files directly: the recorder's own store and the sandbox tree it digests.
-FILE_IO_HELPERS = ("_write_atomic", "_open_capture", "_copy_artifact", "_digest_file", "install_client", "_read_head",
-                   "_dir_fd")
+FILE_IO_HELPERS = ("_write_atomic", "_open_capture", "_digest_file", "install_client", "_read_head", "_dir_fd")
 OUTSIDE = "<outside-sandbox>"
 INPUT_TREE_DOMAIN = "skill-eval-input-tree-v1"
 EXIT_REFUSED = 2  # a refused call (cwd or output outside the sandbox); collides with abicheck's API_BREAK
@@ -70,18 +69,6 @@ def _write_atomic(path: str, data: bytes) -> None:
 
 def _open_capture(path: str) -> BinaryIO:
     return open(path, "wb")  # noqa: SIM115 - closed by the stream's hasher thread
-
-
-def _copy_artifact(src: str, dst: str) -> str:
-    """Digest a produced file and copy it to the requested path in one pass (missing parents made)."""
-    h = hashlib.sha256()
-    os.makedirs(os.path.dirname(dst) or ".", exist_ok=True)
-    with open(src, "rb") as fh, open(dst, "wb") as out:
-        while chunk := fh.read(1 << 20):
-            h.update(chunk)
-            out.write(chunk)
-    os.chmod(dst, os.stat(src).st_mode & 0o777)
-    return h.hexdigest()
 
 
 def _read_head(path: str) -> bytes:
@@ -322,7 +309,7 @@ class Recorder:
             try:
                 requests = self._check(argv, cwd, number)
                 rec["inputs"] = self._inputs(argv, cwd, {o.arg_index for o in requests})
-                rec["outputs"] = [_entry(o) for o in requests]
+                rec["outputs"] = [out_mod.entry(o) for o in requests]
             except Refused as exc:
                 _say(stderr, str(exc))
                 self._finish(rec, t0, requests, "spawn_failed")
@@ -422,15 +409,15 @@ class Recorder:
         rec["stdout"] = streams[0].result(f"captured/{number}.out")
         rec["stderr"] = streams[1].result(f"captured/{number}.err")
         rec["substitutions"] = {"stdout": streams[0].subst.count, "stderr": streams[1].subst.count}
-        rec["outputs"] = _collect_outputs(requests, signum is not None)
+        rec["outputs"] = out_mod.collect_outputs(requests, signum is not None)
         self._finish(rec, t0, None, "complete")
         return b"X%d\n" % rec["exit_code"]
 
     def _finish(self, rec: dict[str, Any], t0: float, requests: list[OutputRequest] | None, status: str) -> None:
         """Final input digests, timing, and the record written to the store (atomically)."""
         if requests is not None:  # the tool never ran
-            _discard_private(requests)
-            rec["outputs"] = [_entry(o) for o in requests]
+            out_mod.discard_private(requests)
+            rec["outputs"] = [out_mod.entry(o) for o in requests]
         for entry in rec["inputs"]:
             real = entry.pop("_abs", None)
             if real is not None:
@@ -535,57 +522,6 @@ def _read_request(conn: socket.socket) -> tuple[list[str], str, dict[str, str], 
         for fd in fds:
             os.close(fd)
         raise
-
-
-def _entry(out: OutputRequest, snapshot: str | None = None, sha: str | None = None,
-           files: dict[str, str] | None = None) -> dict[str, Any]:
-    """One `outputs` entry (schema `call`); snapshot is captured/N.out.d/<i>[/<name>] when produced."""
-    entry: dict[str, Any] = {"option": out.option, "format": out.format, "requested": out.requested,
-                             "kind": out.kind, "snapshot": snapshot, "sha256": sha}
-    if out.kind == "dir":
-        entry["files"] = files or {}
-    return entry
-
-
-def _discard_private(requests: list[OutputRequest]) -> None:
-    import shutil
-
-    for out in requests:
-        if out.private is not None:
-            where = os.path.dirname(out.private) if out.kind == "file" else out.private.rstrip("/")
-            shutil.rmtree(where, ignore_errors=True)
-
-
-def _collect_outputs(requests: list[OutputRequest], signalled: bool) -> list[dict[str, Any]]:
-    """Snapshot what each output produced and copy it back; a signalled call snapshots nothing."""
-    if signalled:
-        _discard_private(requests)
-        return [_entry(o) for o in requests]
-    entries = []
-    for out in requests:
-        if out.kind == "stdout" or out.private is None or out.target is None:
-            entries.append(_entry(out))  # a stdout report is the record's `stdout`
-        elif out.kind == "file":
-            if os.path.isfile(out.private) and not os.path.islink(out.private):
-                entries.append(_entry(out, out.effective, _copy_artifact(out.private, out.target)))
-            else:
-                _discard_private([out])
-                entries.append(_entry(out))
-        else:
-            files = {}
-            base = out.private.rstrip("/")
-            for dirpath, dirnames, filenames in os.walk(base):
-                dirnames.sort()
-                for name in sorted(filenames):
-                    full = os.path.join(dirpath, name)
-                    if os.path.islink(full) or not os.path.isfile(full):
-                        continue  # only regular files are evidence; links are neither copied nor kept
-                    rel = os.path.relpath(full, base).replace(os.sep, "/")
-                    files[rel] = _copy_artifact(full, os.path.join(out.target, rel))
-            if not files:
-                _discard_private([out])
-            entries.append(_entry(out, out.effective if files else None, None, files))
-    return entries
 
 
 def install_client(bin_dir: Path, subject: str, socket_path: Path, python: str | None = None) -> Path:
