@@ -268,3 +268,16 @@ def test_subject_is_refused_paths_the_agent_may_not_read(repo_copy: Path):
     (call,) = calls_of(b)
     assert call["status"] == "spawn_failed" and call["exit_code"] is None
     assert b"may not read" in (b / "raw/stream.jsonl").read_bytes() and b"exit=2" in (b / "raw/stream.jsonl").read_bytes()
+
+
+def test_unreachable_recorder_makes_the_run_incomplete(repo_copy: Path, monkeypatch):
+    """Unisolated, the agent can remove the socket: its calls fail with the client's infra code, and the
+    runner, finding the client's marker in the transcript, seals the run incomplete (infra_error)."""
+    monkeypatch.setenv(isolation.ISOLATION_ENV, "none")
+    script = write_script(repo_copy, "nosock", ["rm -f ../run/recorder.sock; abicheck compare old/libdemo.so.1 "
+                                                "new/libdemo.so.1; echo exit=$?"])
+    assert run(repo_copy, script, "nosock") == 1
+    b = bundle(repo_copy, "nosock")
+    meta = json.loads((b / "meta.json").read_text())
+    assert meta["status"] == "incomplete" and meta["outcome"] == "infra_error" and meta["isolation"] == "none"
+    assert b"exit=125" in (b / "raw/stream.jsonl").read_bytes() and calls_of(b) == []

@@ -28,13 +28,16 @@ import sys
 SOCKET_PATH = ""  # filled in by skill_eval.runner.recorder.install_client
 PROTOCOL = b"SE1"
 EXIT_INFRA = 125  # the recorder could not run or record the call (not the tool's status)
+# The runner finds this in the transcript: the run's recording failed. Built by concatenation so that
+# an agent reading this file (`cat $(which abicheck)`) does not print the marker itself.
+INFRA_MARKER = "skill-eval shim: [" + "infra] "
 FORWARDED_SIGNALS = (15, 2, 1, 3)  # SIGTERM, SIGINT, SIGHUP, SIGQUIT
 FILE_IO_HELPERS = ("_std_fds", "short_path")  # the only file access: /dev/null, the socket's directory
 
 
 def _fail(message: str) -> int:
     try:
-        posix.write(2, ("skill-eval shim: " + message + "\n").encode("utf-8", "replace"))
+        posix.write(2, (INFRA_MARKER + message + "\n").encode("utf-8", "replace"))
     except OSError:
         pass
     return EXIT_INFRA

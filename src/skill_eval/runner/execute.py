@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skill_eval import __version__, claim, freshness, strict
+from skill_eval import __version__, claim, freshness, shim, strict
 from skill_eval.adapters import get_adapter
 from skill_eval.adapters.base import Adapter, NormalizedRun
 from skill_eval.config import Config
@@ -307,6 +307,9 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         wall = round(time.monotonic() - t0, 3)
         infra += [f"recording failed: {f}" for f in box.stop_recording()]
         raw = _read_private(raw_out)
+        if shim.INFRA_MARKER.encode() in raw or shim.INFRA_MARKER.encode() in _read_private(raw_err):
+            # a call the recorder never saw (socket gone): fail closed, even if the agent only printed it
+            infra.append("recording failed: a shim client could not reach the recorder")
         nr = adapter.parse(raw, roots, cwd=str(box.work), installed_skills=names, exit_code=None if stopped else code)
         if stopped:  # the cut-off stream is expected: no terminal event, killed process
             nr.errors = [e for e in nr.errors if not e.startswith(("incomplete_stream", "agent_error"))]

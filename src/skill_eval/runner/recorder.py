@@ -46,6 +46,7 @@ EXIT_NOT_FOUND, EXIT_NOT_EXECUTABLE = 127, 126
 CHUNK = 1 << 20
 PIPE_SIZE = 1 << 20
 MAX_REQUEST = 1 << 22
+REQUEST_TIMEOUT = 10.0
 CLIENT_MARKER = "skill-eval-shim-client"
 # the agent's variables the subject may see (everything else comes from the runner's base env)
 FORWARDED_ENV = ("LANG", "LANGUAGE", "TZ", "COLUMNS", "LINES", "NO_COLOR", "TERM", "FORCE_COLOR")
@@ -278,7 +279,9 @@ class Recorder:
         fds: list[int] = []
         try:
             try:
+                conn.settimeout(REQUEST_TIMEOUT)  # a client that never finishes its request is no call
                 argv, cwd, environ, fds = _read_request(conn)
+                conn.settimeout(None)
             except (OSError, ValueError):
                 return  # not a request: no call happened
             status = self.run_call(argv, cwd, environ, fds[0], fds[1], fds[2], control=conn)
