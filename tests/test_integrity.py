@@ -175,6 +175,11 @@ def _processes_under(path: Path) -> list[str]:
     return found
 
 
+def _sleepers(path: Path, seconds: str) -> int:
+    """How many `sleep <seconds>` processes (the agents' shell commands) run under path."""
+    return sum(p.split(": ", 1)[1].startswith(f"sleep {seconds} ") for p in _processes_under(path))
+
+
 def test_kill_9_of_the_runner_leaves_no_orphan_and_resume_completes(repo_copy: Path, tmp_path: Path):
     sandboxes = tmp_path / "sandboxes"
     script = write_script(repo_copy, "slow", ["abicheck compare old/libdemo.so.1 new/libdemo.so.1 -o json=report.json",
@@ -249,9 +254,9 @@ def test_interrupt_kills_agents_and_seals_nothing(repo_copy: Path, tmp_path: Pat
            "--run-id", "int"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and sum(p.endswith(" sleep 30 ") for p in _processes_under(sandboxes)) < 2:
+    while time.monotonic() < deadline and _sleepers(sandboxes, "30") < 2:
         time.sleep(0.05)
-    assert sum(p.endswith(" sleep 30 ") for p in _processes_under(sandboxes)) == 2
+    assert _sleepers(sandboxes, "30") == 2  # both agents are mid-run
     proc.send_signal(signal.SIGINT)
     proc.wait(timeout=30)
     assert _processes_under(sandboxes) == []

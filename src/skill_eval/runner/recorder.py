@@ -400,10 +400,19 @@ class Recorder:
             self._children[number] = child
         cap = os.path.join(self.store, "captured", str(number))
         mapping = out_mod.substitution_map(requests)
-        streams = [_Stream(out_r, fds[1], cap + ".out", mapping), _Stream(err_r, fds[2], cap + ".err", mapping)]
         try:
+            streams = [_Stream(out_r, fds[1], cap + ".out", mapping)]
+            streams.append(_Stream(err_r, fds[2], cap + ".err", mapping))
             _pump_all(streams, child, control)
             code = child.wait()
+        except BaseException:  # a tool must never outlive a call the recorder gave up on
+            with contextlib.suppress(OSError):
+                os.killpg(child.pid, signal.SIGKILL)
+            for fd in (out_r, err_r):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            child.wait()
+            raise
         finally:
             with self._lock:
                 self._children.pop(number, None)
