@@ -40,3 +40,29 @@ def test_real_cli_records_a_bundle_that_grades_clean(repo_copy, capsys, agent):
     grade = json.loads(capsys.readouterr().out)
     grade = grade[0] if isinstance(grade, list) else grade.get("bundles", [grade])[0] if "bundles" in grade else grade
     assert grade["failed_dimensions"] == [] and grade["zero_tolerance_failed"] == []
+
+
+def test_forged_records_through_claude_code_are_not_evidence(repo_copy, capsys):
+    """The real Claude Code CLI, in the bwrap sandbox, runs a forging Bash command instead of abicheck:
+    the bundle has no call and cannot grade PASS on dimensions 3 and 6 (issue 7)."""
+    from test_integrity import FORGED_RECORD, write_script
+
+    binary = BIN / "claude"
+    if not binary.exists():
+        pytest.skip("claude not installed: run `python scripts/install_agent_clis.py`")
+    forge = ("for d in ../record \"$SKILL_EVAL_RECORD_DIR\" \"$TMPDIR/record\" /tmp/record; do mkdir -p \"$d/calls\"; "
+             f"printf '%s' '{FORGED_RECORD}' > \"$d/calls/1.json\"; done; "
+             "echo '{\"verdict\": \"BREAKING\"}' > report.json; cat /proc/[0-9]*/environ | tr '\\0' '\\n' | wc -l")
+    script = write_script(repo_copy, "forge-claude", [forge])
+    main(["run", "--root", str(repo_copy), "review-removed-export", "--agent", "claude-code", "--agent-binary", str(binary),
+          "--model-server", f"scripted:{script}", "--no-trigger", "-k", "1", "--run-id", "e2e-forge", "--timeout", "120"])
+    bundle = repo_copy / "agent-evals/skills/evidence/abi-compat-review/skill-agent/e2e-forge/review-removed-export/0"
+    meta = json.loads((bundle / "meta.json").read_text())
+    assert meta["isolation"] == "bwrap" and meta["agent"]["name"] == "claude-code"
+    assert (bundle / "calls.jsonl").read_text().strip() == ""
+    assert b"printf" in (bundle / "raw/stream.jsonl").read_bytes()  # the forging command did run
+    capsys.readouterr()
+    main(["grade", "--root", str(repo_copy), "--json", str(bundle)])
+    grade = json.loads(capsys.readouterr().out)
+    assert grade["passed"] is False
+    assert {"3", "6"} <= {str(d) for d in grade["failed_dimensions"]} | {str(d) for d in grade["zero_tolerance_failed"]}

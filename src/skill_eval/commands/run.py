@@ -20,7 +20,7 @@ from skill_eval.commands._common import bounded_float, bounded_int, load_config,
 from skill_eval.config import COST_MAX, JOBS_MAX, K_MAX, MAX_TURNS_MAX, TIMEOUT_MAX
 from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK
 from skill_eval.output import emit
-from skill_eval.runner import plan
+from skill_eval.runner import isolation, plan
 from skill_eval.runner.execute import RunOptions, preflight, run_item
 from skill_eval.runner.pool import run_all
 from skill_eval.selection import SUITES
@@ -89,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     adapter, info = preflight(cfg, opts)
     removed = plan.discard_partials(cfg)
+    isolation.discard_stale()  # sandboxes of dead runs may hold unredacted output
     for item in stale:
         plan.retire(cfg, item)
     if not args.json:

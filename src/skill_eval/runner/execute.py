@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,16 +20,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skill_eval import __version__, claim, freshness, strict
+from skill_eval import __version__, claim, freshness, shim, strict
 from skill_eval.adapters import LaunchContext, get_adapter, is_loopback
 from skill_eval.adapters.base import Adapter, NormalizedRun
 from skill_eval.config import Config
 from skill_eval.errors import ConfigError
+from skill_eval.formats import FORMATS
 from skill_eval.generate import SKILL_DOMAIN
 from skill_eval.hashing import TreeEntry, digest_entries, sha256_bytes, tree_digest
 from skill_eval.inputs import InputRecorder
 from skill_eval.modelserver import start_server
 from skill_eval.modelserver.script import ModelScript, parse_script
+from skill_eval.runner import isolation
 from skill_eval.runner.bundle_writer import BundleWriter, held_path
 from skill_eval.runner.normalize import PathScrubber, scrub_run
 from skill_eval.runner.plan import RunItem, bundle_path, evidence_root
@@ -185,16 +185,19 @@ def _skill_body(cfg: Config, recorder: InputRecorder, item: RunItem) -> str | No
 
 def _spawn(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes, out: Path, err: Path, timeout: float,
            stop_when: Callable[[bytes], bool] | None = None) -> tuple[int, bool, bool]:
-    """Run the agent in its own process group -> (exit code, timed out, stopped early).
+    """Run the (wrapped) agent in its own process group -> (exit code, timed out, stopped early).
 
-    A timeout kills the whole group. `stop_when` is polled on the stream captured so far; when it
-    holds (a trigger run has shown its activation) the group is stopped, as DESIGN's trigger runs
-    stop once activation is observed instead of paying for the rest of the task.
+    A timeout, an interrupt of the runner (isolation.kill_all) or an exception kills the whole
+    group. `stop_when` is polled on the stream captured so far; when it holds (a trigger run has
+    shown its activation) the group is stopped, as DESIGN's trigger runs stop once activation is
+    observed instead of paying for the rest of the task. An agent that cannot be started raises
+    OSError (the caller records an infra_error).
     """
     out.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + timeout
     with open(out, "wb") as fo, open(err, "wb") as fe:  # noqa: SIM115 - sandbox-private capture files
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=fo, stderr=fe, start_new_session=True)
+        isolation.register(proc.pid)
         try:
             try:
                 proc.stdin.write(stdin)  # type: ignore[union-attr]
@@ -204,22 +207,38 @@ def _spawn(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes, out: P
             while True:
                 try:
                     proc.wait(timeout=min(0.25, max(0.01, deadline - time.monotonic())))
+                    isolation.kill_group(proc.pid)  # nothing the agent started may outlive it
+                    if isolation.INTERRUPTED.is_set():
+                        raise isolation.Interrupted("interrupted: the run was abandoned, nothing sealed")
                     return proc.returncode, False, False
                 except subprocess.TimeoutExpired:
                     pass
                 if time.monotonic() >= deadline:
-                    os.killpg(proc.pid, signal.SIGKILL)
+                    isolation.kill_group(proc.pid)
                     proc.wait()
                     return proc.returncode, True, False
                 if stop_when is not None and stop_when(out.read_bytes()):
-                    os.killpg(proc.pid, signal.SIGKILL)
+                    isolation.kill_group(proc.pid)
                     proc.wait()
                     return proc.returncode, False, True
         except BaseException:
             if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
+                isolation.kill_group(proc.pid)
                 proc.wait()
             raise
+        finally:
+            isolation.unregister(proc.pid)
+
+
+def outcome_of(status: str, reason: str, *, infra: bool, turns: bool) -> str:
+    """meta `outcome`, derived by the runner from facts it observed (never from the agent's word)."""
+    if infra or (reason.startswith("timeout") and not turns):
+        return "infra_error"
+    if status == "complete":
+        return "completed"
+    if status == "incomplete":
+        return "budget_stop"
+    return "agent_error"
 
 
 def _status(nr: NormalizedRun, timed_out: bool, cost: float | None, max_cost: float | None) -> tuple[str, str]:
@@ -245,21 +264,27 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         script_rel, script = load_item_script(cfg, opts, item)
     prompt = render_prompt(cfg, item, recorder, _skill_body(cfg, recorder, item))
     fixture = f"{cfg.evals_root}/fixtures/{item.scenario.fixture}" if item.scenario else None
-    parent = opts.sandbox_parent or Path(tempfile.gettempdir())
+    parent = opts.sandbox_parent or isolation.default_parent()
+    level = isolation.level()
     box = Sandbox.create(parent, recorder, fixture, profile=cfg.subject, real=opts.real_subject,
-                         setup=item.scenario.setup if item.scenario else (), timeout=opts.timeout)
+                         setup=item.scenario.setup if item.scenario else (), timeout=opts.timeout,
+                         client_python=isolation.client_python(level), deny=isolation.hidden_roots(cfg.root, parent))
     server = None
     try:
         base_url = opts.base_url
         if script is not None and adapter.model_server_kind:
             server = start_server(adapter.model_server_kind, script)
             base_url = server.url
+        script_path = None
+        if script_rel and not adapter.model_server_kind:  # an in-process loop reads the script: the repository is
+            # hidden from the agent, so it gets a private copy
+            script_path = box.private_copy("model-script" + Path(script_rel).suffix, _read_model_script(cfg.root / script_rel))
         credentials = {k: os.environ[k] for k in adapter.credential_vars if k in os.environ} if not script else {}
         model = scripted_model_id(cfg, opts) if script else opts.model
         spec = adapter.launch(LaunchContext(
             prompt, home=box.home, workdir=box.work, model=None if script else opts.model, max_turns=opts.max_turns,
             binary=agent_info.get("binary") or opts.binary, base_url=base_url, credentials=credentials,
-            script=(cfg.root / script_rel).resolve() if script_rel and not adapter.model_server_kind else None,
+            script=script_path,
             max_tokens=opts.max_tokens, max_total_tokens=opts.max_total_tokens))
         names = installed_skills(item, cur)
         released = _install(cfg, recorder, names, spec.skill_dirs[0], item.arm)
@@ -276,10 +301,24 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
             def stop_when(partial: bytes) -> bool:
                 events = adapter.parse(partial, roots, cwd=str(box.work), installed_skills=names).events
                 return any(e.get("type") == "skill_activated" for e in events)
+        view = isolation.agent_view(cfg.root, parent, writable=[box.work, box.home, box.tmp],
+                                    readonly=[box.bin, box.run_dir, box.agent_dir], cwd=box.work,
+                                    extra_exposed=_agent_install_dirs(cfg, agent_info.get("binary")))
+        isolation.prepare_tree(level, [box.work, box.home, box.tmp])
         t0 = time.monotonic()
-        code, timed_out, stopped = _spawn(spec.argv, box.work, env, spec.stdin, raw_out, raw_err, opts.timeout, stop_when)
+        infra: list[str] = []
+        try:
+            code, timed_out, stopped = _spawn(isolation.wrap(level, spec.argv, view), box.work, env, spec.stdin,
+                                              raw_out, raw_err, opts.timeout, stop_when)
+        except OSError as exc:
+            code, timed_out, stopped = 127, False, False
+            infra.append(f"the agent could not be started: {exc.strerror or exc}")
         wall = round(time.monotonic() - t0, 3)
+        infra += [f"recording failed: {f}" for f in box.stop_recording()]
         raw = _read_private(raw_out)
+        if shim.INFRA_MARKER.encode() in raw or shim.INFRA_MARKER.encode() in _read_private(raw_err):
+            # a call the recorder never saw (socket gone): fail closed, even if the agent only printed it
+            infra.append("recording failed: a shim client could not reach the recorder")
         nr = adapter.parse(raw, roots, cwd=str(box.work), installed_skills=names, exit_code=None if stopped else code)
         if stopped:  # the cut-off stream is expected: no terminal event, killed process
             nr.errors = [e for e in nr.errors if not e.startswith(("incomplete_stream", "agent_error"))]
@@ -289,19 +328,22 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         usage = {**nr.usage, "wall_clock_s": wall, "retries": nr.usage.get("retries") or 0,
                  **({"stop_reason": "activation_observed"} if stopped else {})}
         status, reason = _status(nr, timed_out, usage.get("cost_usd"), opts.max_cost_usd)
+        if infra:  # an infrastructure failure is never sealed complete
+            status, reason = ("incomplete" if status == "complete" else status), "; ".join([*infra, reason]).strip("; ")[:2000]
+        outcome = outcome_of(status, reason, infra=bool(infra), turns=any(e.get("type") != "run_error" for e in nr.events))
         calls = box.calls()
         sandbox_block = box.finish()
         facts = box.run_actions(item.scenario.actions, watch=watch_paths(item.scenario)) if item.scenario and item.scenario.actions else None
         parsed = claim.extract(nr.final_text, cfg.subject)
         meta: dict[str, Any] = {
-            "schema_version": 1, "kind": item.kind, "arm": item.arm, "run_id": item.run_id, "k": item.k,
+            "schema_version": FORMATS["meta"], "kind": item.kind, "arm": item.arm, "run_id": item.run_id, "k": item.k,
             "skill": item.skill if item.kind == "behavioral" else None,
             "agent": {"name": adapter.name, "version": agent_info.get("version") or nr.agent_version or "unknown",
                       "binary_sha256": agent_info.get("sha256")},
             "model": model or nr.model or "unknown", "adapter_tier": adapter.tier, "runner_version": __version__,
             "observed_inputs": recorder.observed(), "sandbox": sandbox_block,
             "started_at": started_at, "finished_at": _now(), "seed": None, "temperature": None,
-            "status": status, "scripted": bool(script),
+            "status": status, "isolation": level, "outcome": outcome, "scripted": bool(script),
             "extra": {"exit_code": code, "timed_out": timed_out, "stopped_on_activation": stopped, "run_errors": nr.errors, "stop_reason": nr.stop_reason,
                       "installed_skills": names, "model_script": script_rel, "path_placeholders": scrubber.counts,
                       **({"model_script_id": script.model_id} if script else {}),
@@ -345,6 +387,19 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         if server is not None:
             server.stop()
         box.cleanup()
+
+
+def _agent_install_dirs(cfg: Config, binary: str | None) -> list[Path]:
+    """Read-only exposures for an agent CLI: the e2e install cache and the binary's own directory."""
+    dirs = [cfg.root / ".cache" / "agent-clis"]
+    if binary:
+        for path in (Path(os.path.abspath(binary)), Path(binary).resolve()):  # as named, and its target
+            dirs.append(path.parent)
+            for parent in path.parents:  # a node package: expose its whole node_modules tree
+                if parent.name == "node_modules":
+                    dirs.append(parent.parent)
+                    break
+    return [d for d in dirs if d.is_dir()]
 
 
 def resolve_binary(adapter: Adapter, explicit: str | None, root: Path) -> str | None:

@@ -15,6 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import TextIO
 
 from skill_eval.errors import SkillEvalError
+from skill_eval.runner import isolation
 from skill_eval.runner.execute import Outcome
 from skill_eval.runner.plan import RunItem
 
@@ -52,6 +53,7 @@ def run_all(items: list[RunItem], worker: Callable[[RunItem], Outcome], *, jobs:
                     except Exception as exc:  # noqa: BLE001 - one broken run must not stop the suite
                         report(Outcome(item, "error", f"{type(exc).__name__}: {exc}", 0.0, None))
         except KeyboardInterrupt:
+            isolation.kill_all()  # in-flight agents (and their subjects) must not outlive the run
             for fut in running:
                 fut.cancel()
             pool.shutdown(wait=False, cancel_futures=True)

@@ -5,8 +5,9 @@ Why each piece exists:
   observed input (freshness's completeness check reads `observed()`);
 * HOME and the XDG dirs point into a private directory, so the agent and the subject (abicheck
   caches snapshots under XDG_CACHE_HOME) neither read the maintainer's state nor leave any;
-* the shim is installed first on PATH with its record dir *outside* the working tree, so the
-  agent cannot see or edit the evidence of its own calls;
+* the shim client is installed first on PATH; it only asks the runner's recorder (runner/recorder.py)
+  to run the subject, over a socket; the records and captures live in the recorder's store,
+  outside everything the agent can see (runner/isolation.py hides it);
 * setup commands and action commands run without the shim (they are the runner's, not the
   agent's), and an action naming the subject runs the real binary by absolute path (a PATH lookup
   of the bare name is exactly what the shim is there to intercept);
@@ -15,16 +16,22 @@ Why each piece exists:
 * credential values from the environment are redacted from everything written to a bundle, and a
   bundle that still contains one is refused at sealing (`assert_no_secrets`).
 
-Layout of a sandbox (all under one private run dir):
+Layout of a sandbox: one run dir `sandbox-<runner pid>-<random>` in a runner-owned parent
+(SANDBOX_DIR_ENV or <tmp>/skill-eval-sandboxes-<uid>), so leftovers of a dead runner are found and
+removed on the next start (`discard_stale`), never mixed with other programs' temp files:
     work/    the sandbox root: the fixture copy, the agent's cwd
     home/    HOME, with .cache .config .local/share .local/state (the XDG dirs)
     tmp/     TMPDIR
-    bin/     the shim (and nothing else)
-    record/  the shim's calls/ and captured/ (assembled into the bundle afterwards)
+    bin/     the shim client (read-only for the agent)
+    run/     the recorder's socket (read-only for the agent)
+    agent/   private read-only copies of what the agent process needs from the repository
+    record/  the recorder's store: calls/ and captured/ (never visible to the agent)
 """
 
 from __future__ import annotations
 
+import contextlib
+import fnmatch
 import json
 import os
 import shutil
@@ -36,9 +43,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skill_eval import hashing, shim
+from skill_eval import hashing
 from skill_eval.errors import InputError, SkillEvalError
 from skill_eval.inputs import InputRecorder
+from skill_eval.runner import isolation
+from skill_eval.runner.recorder import Recorder, install_client
 from skill_eval.runner.secrets import (  # noqa: F401 - re-exported: the secrets API moved to runner.secrets
     CREDENTIAL_PATTERNS,
     MIN_SECRET_LEN,
@@ -59,6 +68,7 @@ BASE_ENV = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "dumb", "NO_COLOR": 
             "GIT_COMMITTER_NAME": "skill-eval", "GIT_COMMITTER_EMAIL": "skill-eval@invalid"}
 
 FILE_IO_HELPERS = ("_write_file", "_read_file", "tree_state")  # tree_state walks the sandbox, never the repo
+
 
 
 class SandboxError(SkillEvalError):
@@ -194,6 +204,7 @@ class Sandbox:
     runner_env: dict[str, str]
     initial: TreeState | None = None
     final: TreeState | None = None
+    recorder: Recorder | None = None
 
     @property
     def work(self) -> Path:
@@ -211,10 +222,29 @@ class Sandbox:
     def record(self) -> Path:
         return self.root / "record"
 
+    @property
+    def tmp(self) -> Path:
+        return self.root / "tmp"
+
+    @property
+    def run_dir(self) -> Path:
+        return self.root / "run"
+
+    @property
+    def agent_dir(self) -> Path:
+        return self.root / "agent"
+
+    def private_copy(self, name: str, data: bytes) -> Path:
+        """A read-only copy (in agent/) of something the agent process needs from the repository."""
+        path = self.agent_dir / name
+        _write_file(path, data)
+        return path
+
     @classmethod
     def create(cls, parent: Path, recorder: InputRecorder, fixture: str | Path | None, *, profile: Any = None,
                real: Path | None = None, setup: Sequence[Sequence[str]] = (), passthrough: Iterable[str] = (),
-               base_path: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Sandbox:
+               base_path: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+               client_python: str | None = None, deny: Sequence[Path] = ()) -> Sandbox:
         """Copy the fixture, run setup, isolate home and caches, install the shim, take the before state.
 
         profile/real: the subject profile and the absolute path of the real tool; without them no
@@ -224,9 +254,13 @@ class Sandbox:
         """
         parent = Path(parent)
         parent.mkdir(parents=True, exist_ok=True)
-        root = Path(tempfile.mkdtemp(prefix="sandbox-", dir=parent)).resolve()
+        with contextlib.suppress(OSError):
+            parent.chmod(0o711)  # traversable by a separate-uid agent, not listable
+        root = Path(tempfile.mkdtemp(prefix=f"{isolation.SANDBOX_PREFIX}{os.getpid()}-", dir=parent)).resolve()
+        root.chmod(0o711)
         try:
-            return cls._build(root, recorder, fixture, profile, real, setup, passthrough, base_path, timeout)
+            return cls._build(root, recorder, fixture, profile, real, setup, passthrough, base_path, timeout,
+                              client_python, deny)
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
             raise
@@ -234,7 +268,7 @@ class Sandbox:
     @classmethod
     def _build(cls, root: Path, recorder: InputRecorder, fixture: str | Path | None, profile: Any, real: Path | None,
                setup: Sequence[Sequence[str]], passthrough: Iterable[str], base_path: str | None,
-               timeout: float) -> Sandbox:
+               timeout: float, client_python: str | None = None, deny: Sequence[Path] = ()) -> Sandbox:
         work = root / "work"
         work.mkdir()
         if fixture is not None:  # trigger runs start from an empty working directory
@@ -251,7 +285,7 @@ class Sandbox:
         dirs = {"HOME": home, "XDG_CACHE_HOME": home / ".cache", "XDG_CONFIG_HOME": home / ".config",
                 "XDG_DATA_HOME": home / ".local" / "share", "XDG_STATE_HOME": home / ".local" / "state",
                 "TMPDIR": root / "tmp"}
-        for d in dirs.values():
+        for d in [*dirs.values(), root / "agent", root / "run", root / "bin"]:
             d.mkdir(parents=True, exist_ok=True)
         path = base_path if base_path is not None else os.environ.get("PATH", os.defpath)
         base = {**BASE_ENV, **{k: str(v) for k, v in dirs.items()}}
@@ -267,11 +301,16 @@ class Sandbox:
         if profile is not None:
             if real is None:
                 raise SandboxError("a subject profile needs the real tool's absolute path to install the shim")
+            sock = root / "run" / "recorder.sock"
             try:
-                shim_env = shim.install_shim(box.bin, profile, Path(real), box.record, work, base_path=path)
-            except ValueError as exc:
+                box.recorder = Recorder(box.record, profile, Path(real), work, env=runner_env,
+                                        prefix=isolation.subject_prefix(), deny=deny)
+                install_client(box.bin, box.subject, sock, python=client_python)
+                box.recorder.listen(sock)
+            except (ValueError, OSError) as exc:
                 raise SandboxError(f"cannot install the shim: {exc}") from None
-            box.env = {**base, **shim_env}
+            box.record.chmod(0o700)
+            box.env = {**base, "PATH": os.pathsep.join([str(box.bin), *[p for p in path.split(os.pathsep) if p]])}
         box.initial = tree_state(work)
         return box
 
@@ -345,13 +384,22 @@ class Sandbox:
             streams.append((out, err))
         return ActionResult({"schema_version": 1, "actions": facts}, blobs, streams)
 
+    def stop_recording(self) -> list[str]:
+        """Close the recorder (after the agent is gone); returns its recording failures."""
+        if self.recorder is None:
+            return []
+        self.recorder.close()
+        return list(self.recorder.failures)
+
     def calls(self) -> list[dict[str, Any]]:
-        """The shim's records, sorted by call number (empty when no shim was installed)."""
-        return shim.collect_calls(self.record) if (self.record / "calls").is_dir() else []
+        """The recorder's records, sorted by call number (empty when no shim was installed)."""
+        return self.recorder.calls() if self.recorder is not None else []
 
     def secrets(self, extra_names: Iterable[str] = ()) -> dict[str, str]:
         """Credential values present in the sandbox env or in this process's env."""
         return {**secret_values(os.environ, extra_names), **secret_values(self.env, extra_names)}
 
     def cleanup(self) -> None:
+        if self.recorder is not None:
+            self.recorder.close(timeout=2.0)
         shutil.rmtree(self.root, ignore_errors=True)
