@@ -31,7 +31,6 @@ removed on the next start (`discard_stale`), never mixed with other programs' te
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import json
 import os
 import shutil
