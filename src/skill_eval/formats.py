@@ -78,7 +78,6 @@ def upgrade(record: Any, name: str, source: object) -> Any:
 
 # -- migrations (one per version step; each returns the record at from_version + 1) ------------
 
-_BUDGET_STOPS = ("max_turns", "budget")
 
 
 @migration("meta", 1)
@@ -86,19 +85,11 @@ def _meta_1_to_2(record: dict[str, Any]) -> dict[str, Any]:
     """v1 bundles were recorded without an OS sandbox, so isolation is "none"; the v2 `outcome`
     is derived from the v1 `status` (an incomplete run stopped by its turn or cost budget is a
     budget stop; any other incomplete run is an infrastructure error)."""
+    from skill_eval import outcomes  # a pure leaf as well: the one status -> outcome rule
+
     status = record.get("status")
-    extra = record.get("extra") if isinstance(record.get("extra"), dict) else {}
-    stop = extra.get("stop_reason")
-    if stop is None and isinstance(record.get("status_reason"), str):
-        stop = record["status_reason"].split(":", 1)[0].strip()
-    if status == "complete":
-        outcome = "completed"
-    elif status == "incomplete":
-        outcome = "budget_stop" if stop in _BUDGET_STOPS else "infra_error"
-    elif status == "error":
-        outcome = "agent_error"
-    else:
-        outcome = None  # not a v1 status: leave `outcome` out and let the schema name `status`
+    outcome = (outcomes.derive(status, str(record.get("status_reason") or ""))
+               if status in ("complete", "incomplete", "error") else None)  # else the schema names `status`
     record.setdefault("isolation", "none")
     if outcome is not None:
         record.setdefault("outcome", outcome)

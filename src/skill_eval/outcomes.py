@@ -44,16 +44,25 @@ def outcome_of(meta: Mapping[str, Any], usage: Mapping[str, Any] | None = None) 
     declared = meta.get("outcome")
     if declared is not None:
         return declared if declared in OUTCOMES else INFRA_ERROR
-    status = meta.get("status")
-    reason = str(meta.get("status_reason") or "")
+    return derive(meta.get("status"), str(meta.get("status_reason") or ""), turns=(usage or {}).get("turns"))
+
+
+def derive(status: Any, reason: str, *, turns: Any = None, infra: bool = False) -> str:
+    """The one rule from status/status_reason to an outcome: the runner writes meta v2's `outcome`
+    with it, the meta 1->2 migration and v1 readers derive it with it.
+
+    `infra`: the runner itself observed an infrastructure failure (recording failed, the agent
+    could not start). `turns`: model turns taken (0 distinguishes a timeout before any turn).
+    """
     kind = reason.split(":", 1)[0].strip().lower()
+    if infra:
+        return INFRA_ERROR
     if status == "complete":
         return COMPLETED
     if _TRANSPORT.search(reason) or kind in INFRA_KINDS:
         return INFRA_ERROR
     if status == "incomplete":
         if kind == "timeout":
-            turns = (usage or {}).get("turns")
             return INFRA_ERROR if turns == 0 else BUDGET_STOP
         if kind in BUDGET_KINDS:
             return BUDGET_STOP

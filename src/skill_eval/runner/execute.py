@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skill_eval import __version__, claim, freshness, shim, strict
+from skill_eval import __version__, claim, freshness, outcomes, shim, strict
 from skill_eval.adapters import LaunchContext, get_adapter, is_loopback
 from skill_eval.adapters.base import Adapter, NormalizedRun
 from skill_eval.config import Config
@@ -230,17 +230,6 @@ def _spawn(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes, out: P
             isolation.unregister(proc.pid)
 
 
-def outcome_of(status: str, reason: str, *, infra: bool, turns: bool) -> str:
-    """meta `outcome`, derived by the runner from facts it observed (never from the agent's word)."""
-    if infra or (reason.startswith("timeout") and not turns):
-        return "infra_error"
-    if status == "complete":
-        return "completed"
-    if status == "incomplete":
-        return "budget_stop"
-    return "agent_error"
-
-
 def _status(nr: NormalizedRun, timed_out: bool, cost: float | None, max_cost: float | None) -> tuple[str, str]:
     if timed_out:
         return "incomplete", "timeout: wall-clock budget exhausted"
@@ -330,7 +319,8 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         status, reason = _status(nr, timed_out, usage.get("cost_usd"), opts.max_cost_usd)
         if infra:  # an infrastructure failure is never sealed complete
             status, reason = ("incomplete" if status == "complete" else status), "; ".join([*infra, reason]).strip("; ")[:2000]
-        outcome = outcome_of(status, reason, infra=bool(infra), turns=any(e.get("type") != "run_error" for e in nr.events))
+        turns = usage.get("turns") if isinstance(usage.get("turns"), int) else int(any(e.get("type") != "run_error" for e in nr.events))
+        outcome = outcomes.derive(status, reason, turns=turns, infra=bool(infra))  # the one rule (skill_eval.outcomes)
         calls = box.calls()
         sandbox_block = box.finish()
         facts = box.run_actions(item.scenario.actions, watch=watch_paths(item.scenario)) if item.scenario and item.scenario.actions else None

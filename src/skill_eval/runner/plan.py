@@ -114,14 +114,14 @@ def existing_state(cfg: Config, item: RunItem, cur: Any) -> str:
     pass^k into pass-on-the-best-attempt). A `stale` bundle is evidence for content that no
     longer exists, so the runner replaces it.
     """
-    from skill_eval import freshness, schemas, strict
+    from skill_eval import formats, freshness, schemas, strict
     from skill_eval.errors import InputError
 
     meta_path = bundle_path(cfg, item) / "meta.json"
     if not meta_path.is_file():
         return "missing"
     try:
-        meta = schemas.validate(strict.load_json(meta_path), "meta", meta_path)
+        meta = schemas.validate(formats.upgrade(strict.load_json(meta_path), "meta", meta_path), "meta", meta_path)
     except InputError:
         return "unreadable"
     if freshness.check_bundle_freshness(cfg, meta, cur):
