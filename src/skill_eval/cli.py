@@ -142,7 +142,7 @@ def print_help(file=None) -> None:
     lines += [f"  {name:<{width}}{info.summary}" for name, info in COMMANDS.items()]
     lines += ["", "options:", "  -h, --help  show this help message and exit",
               "  --version   show program's version number and exit", "",
-              "`skill-eval COMMAND --help` describes one command."]
+              "`skill-eval COMMAND --help` describes one command.", "", EPILOG]
     (file or sys.stdout).write("\n".join(lines) + "\n")
 
 
