@@ -236,15 +236,17 @@ def test_canary_credentials_read_through_env_and_proc_never_reach_a_sealed_bundl
     real_env = ScriptedAdapter.env
     monkeypatch.setattr(ScriptedAdapter, "credential_vars", tuple(injected))
     monkeypatch.setattr(ScriptedAdapter, "env", lambda self, ctx: {**real_env(self, ctx), **injected})
-    agent = repo_copy / "canary_agent.py"
-    agent.write_text(AGENT)
+    # The agent's shell runs in the sandbox (runner/isolation.py): the repository copy is hidden from it and it
+    # has its own PID namespace, so the hostile script travels inline and the runner's pid is unreachable by
+    # design; it still reads its own environment, /proc/self and its parent shell's /proc entry.
+    agent = "import base64; exec(base64.b64decode('" + base64.b64encode(AGENT.encode()).decode() + "'))"
     script = repo_copy / "agent-evals/skills/model-scripts/canary.yaml"
     script.write_text(textwrap.dedent(f"""\
         schema_version: 1
         description: a hostile agent prints every credential it can reach, in every encoding
         turns:
           - tools:
-              - shell: {sys.executable} {agent} {os.getpid()}
+              - shell: {sys.executable} -c "{agent}" {os.getpid()}
               - shell: abicheck compare old/libdemo.so.1 new/libdemo.so.1 -o "json=report-$CANARY_TOKEN.json"; printf '%s' "$CANARY_API_KEY" | base64 -w 8
           - final: |
               Done. The token is k9Xq2 and, reversed, 2qX9k.
@@ -278,8 +280,8 @@ def test_the_runner_refuses_to_inject_a_credential_shorter_than_four_characters(
     from skill_eval.cli import main
 
     real_env = ScriptedAdapter.env
-    monkeypatch.setattr(ScriptedAdapter, "credential_vars", lambda self: ("TINY_TOKEN",))
-    monkeypatch.setattr(ScriptedAdapter, "env", lambda self, **kw: {**real_env(self, **kw), "TINY_TOKEN": "abc"})
+    monkeypatch.setattr(ScriptedAdapter, "credential_vars", ("TINY_TOKEN",))  # adapters/base.py: a class tuple
+    monkeypatch.setattr(ScriptedAdapter, "env", lambda self, ctx: {**real_env(self, ctx), "TINY_TOKEN": "abc"})
     started = tmp_path / "agent-started"
     script = repo_copy / "agent-evals/skills/model-scripts/tiny.yaml"
     script.write_text(f"schema_version: 1\ndescription: x\nturns:\n  - tools:\n      - shell: touch {started}\n  - final: done\n")
