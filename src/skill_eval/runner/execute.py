@@ -33,7 +33,7 @@ from skill_eval.modelserver import start_server
 from skill_eval.modelserver.script import ModelScript, parse_script
 from skill_eval.runner import isolation
 from skill_eval.runner.bundle_writer import BundleWriter, held_path
-from skill_eval.runner.normalize import PathScrubber, scrub_run
+from skill_eval.runner.normalize import PathScrubber, scrub_captured, scrub_run
 from skill_eval.runner.plan import RunItem, bundle_path, evidence_root
 from skill_eval.runner.sandbox import Sandbox, watch_paths
 from skill_eval.runner.secrets import check_injectable, injected_secrets
@@ -322,6 +322,7 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         turns = usage.get("turns") if isinstance(usage.get("turns"), int) else int(any(e.get("type") != "run_error" for e in nr.events))
         outcome = outcomes.derive(status, reason, turns=turns, infra=bool(infra))  # the one rule (skill_eval.outcomes)
         calls = box.calls()
+        scrub_captured(scrubber, calls, box.record)  # abicheck prints the absolute paths it compared
         sandbox_block = box.finish()
         facts = box.run_actions(item.scenario.actions, watch=watch_paths(item.scenario)) if item.scenario and item.scenario.actions else None
         parsed = claim.extract(nr.final_text, cfg.subject)

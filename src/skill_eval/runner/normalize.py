@@ -29,7 +29,7 @@ from skill_eval.adapters.base import NormalizedRun
 
 # find_local_paths reads committed bundles for the `pr` check, never a run's inputs
 # (tests/test_input_accessor.py)
-FILE_IO_HELPERS = ("find_local_paths",)
+FILE_IO_HELPERS = ("find_local_paths", "scrub_captured")
 
 SANDBOX = "<sandbox>"
 WORK = "<work>"
@@ -40,9 +40,12 @@ HOME = "<home>"
 _BOUNDARY = r"(?![A-Za-z0-9_-]|\.[A-Za-z0-9_])"
 # mkdtemp(prefix="sandbox-") names: 8 of [a-z0-9_]; Claude's project-dir mangling turns every
 # non-alphanumeric character into "-", so "/tmp/sandbox-ab_cd123/work" becomes "-tmp-sandbox-ab-cd123-work"
-LEFTOVER = re.compile(rb"/sandbox-[a-z0-9_]{8}(?![a-z0-9_])|-sandbox-[a-z0-9-]{8}-(?:work|home|record|tmp|bin)\b")
-# directories of a bundle holding the subject's outputs (digested elsewhere), not runner-written text
-NOT_SCANNED = ("captured", "facts")
+LEFTOVER = re.compile(rb"skill-eval-sandboxes-\d+|/sandbox-(?:\d+-)?[a-z0-9_]{8}(?![a-z0-9_])"
+                      rb"|-sandbox-(?:\d+-)?[a-z0-9-]{8}-(?:work|home|record|tmp|bin)\b")
+# what a bundle holds that is not scrubbed: the subject's output snapshots (reports, whose bytes graders
+# read and whose digests the call records attest) and facts (the runner's action receipts)
+NOT_SCANNED = ("facts",)
+NOT_SCANNED_SUFFIX = ".out.d"
 
 
 def _mangled(path: str) -> str:
@@ -112,12 +115,35 @@ def scrub_run(scrubber: PathScrubber, run: NormalizedRun, streams: Mapping[str, 
     return clean, {name: scrubber.bytes(data) for name, data in streams.items()}
 
 
+def scrub_captured(scrubber: PathScrubber, calls: list[dict[str, Any]], record: Path) -> None:
+    """The subject's captured stdout/stderr, sandbox paths replaced (abicheck prints the absolute
+    paths it compared), in the runner's private record store before they are sealed.
+
+    The recorder teed the original bytes to the agent; the call record's `sha256`/`bytes` are
+    re-stated here for the stored (scrubbed) bytes, which are what graders verify on read, and the
+    replacements are counted in the scrubber (meta.extra.path_placeholders).
+    """
+    import hashlib
+
+    for call in calls:
+        for key in ("stdout", "stderr"):
+            entry = call.get(key)
+            if not isinstance(entry, dict):
+                continue
+            path = record / entry["path"]
+            data = path.read_bytes()
+            clean = scrubber.bytes(data)
+            if clean != data:
+                path.write_bytes(clean)
+                entry["sha256"], entry["bytes"] = hashlib.sha256(clean).hexdigest(), len(clean)
+
+
 def find_local_paths(bundle: Path) -> list[str]:
     """`<file>: <path>` for every sandbox path left in a bundle's runner-written files."""
     found = []
     for path in sorted(p for p in bundle.rglob("*") if p.is_file() and not p.is_symlink()):
         rel = path.relative_to(bundle)
-        if rel.parts[0] in NOT_SCANNED:
+        if rel.parts[0] in NOT_SCANNED or any(part.endswith(NOT_SCANNED_SUFFIX) for part in rel.parts):
             continue
         match = LEFTOVER.search(path.read_bytes())
         if match:
