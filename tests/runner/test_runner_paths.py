@@ -12,7 +12,14 @@ from openai_stub import Stub
 
 from skill_eval.adapters.base import NormalizedRun
 from skill_eval.cli import main
-from skill_eval.runner.normalize import PathScrubber, check_bundles, check_evidence, find_local_paths, scrub_run
+from skill_eval.runner.normalize import (
+    PathScrubber,
+    check_bundles,
+    check_evidence,
+    find_local_paths,
+    scrub_captured,
+    scrub_run,
+)
 
 ROOT, WORK, HOME = Path("/tmp/sandbox-ab_cd123"), Path("/tmp/sandbox-ab_cd123/work"), Path("/tmp/sandbox-ab_cd123/home")
 
@@ -48,8 +55,12 @@ def test_pr_check_finds_a_leftover_sandbox_path(tmp_path):
     (bundle / "raw").mkdir(parents=True)
     (bundle / "captured").mkdir()
     (bundle / "final.md").write_text("all clean: <work>/report.json\n")
-    (bundle / "captured" / "1.err").write_text("Warning: '/tmp/sandbox-lx04jk3f/work/old/lib.so'\n")  # subject output: not scanned
+    (bundle / "captured" / "1.out.d" / "0").mkdir(parents=True)
+    (bundle / "captured" / "1.out.d" / "0" / "report.json").write_text('{"old": "/tmp/sandbox-lx04jk3f/work/old"}')  # a snapshot: not scanned
     assert find_local_paths(bundle) == []
+    (bundle / "captured" / "1.err").write_text("Warning: '/tmp/skill-eval-sandboxes-0/sandbox-123-lx04jk3f/work/old/lib.so'\n")
+    assert find_local_paths(bundle) == ["captured/1.err: skill-eval-sandboxes-0"]
+    (bundle / "captured" / "1.err").write_text("Warning: '<work>/old/lib.so'\n")
     (bundle / "raw" / "stream.jsonl").write_text('{"cwd": "/tmp/sandbox-lx04jk3f/work"}\n')
     (bundle / "events.jsonl").write_text('{"x": "/root/.claude/projects/-tmp-sandbox-lx04jk3f-work/memory"}\n')
     assert find_local_paths(bundle) == ["events.jsonl: -sandbox-lx04jk3f-work", "raw/stream.jsonl: /sandbox-lx04jk3f"]
@@ -89,3 +100,22 @@ def test_model_echoing_sandbox_paths_leaves_none_in_the_bundle(repo_copy, monkey
     assert counts["<work>"] >= 3 and counts["<home>"] >= 2  # final + events + raw each
     # the model itself did see the real paths (the replacement is the runner's, after the run)
     assert "/sandbox-" in json.dumps(stub.requests[1]["body"])
+
+
+def test_captured_subject_streams_are_scrubbed_and_their_digests_restated(tmp_path):
+    import hashlib
+
+    root = tmp_path / "skill-eval-sandboxes-0" / "sandbox-123-lx04jk3f"
+    work, home = root / "work", root / "home"
+    (root / "record" / "captured").mkdir(parents=True)
+    err = f"Warning: '{work}/old/lib.so' — no headers\n".encode()
+    (root / "record" / "captured" / "1.err").write_bytes(err)
+    (root / "record" / "captured" / "1.out").write_bytes(b"{}")
+    calls = [{"call": 1, "stdout": {"path": "captured/1.out", "sha256": hashlib.sha256(b"{}").hexdigest(), "bytes": 2},
+              "stderr": {"path": "captured/1.err", "sha256": hashlib.sha256(err).hexdigest(), "bytes": len(err)}}]
+    s = PathScrubber.for_sandbox(root, work, home)
+    scrub_captured(s, calls, root / "record")
+    stored = (root / "record" / "captured" / "1.err").read_bytes()
+    assert stored == "Warning: '<work>/old/lib.so' — no headers\n".encode() and s.counts == {"<work>": 1}
+    assert calls[0]["stderr"] == {"path": "captured/1.err", "sha256": hashlib.sha256(stored).hexdigest(), "bytes": len(stored)}
+    assert calls[0]["stdout"]["bytes"] == 2  # untouched stream, untouched record
