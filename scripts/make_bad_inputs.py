@@ -6,9 +6,12 @@ keys, YAML anchors/aliases and impossible dates, newer/missing schema versions, 
 types, over-long paths) plus semantic cases built by mutating this repository's own valid file
 (out-of-range numbers, unknown fields, missing required fields). Each case is one file:
 tests/data/bad_input/<format>/<case>.<ext>; manifest.json says, per format, which repository file
-the case replaces, which command reads it and which exit codes are correct (2 bad input; 1 for
-bundle files, which fail grading). tests/test_formats_bad_input.py runs every case through the
-CLI in its own process and checks one clear stderr line naming the file, within 5 s and 500 MB.
+the case replaces, which command reads it, which exit codes are correct (2 bad input; 1 for
+bundle files, which fail grading, and for a SKILL.md, which is that skill's L0 finding) and where
+the one line naming the file appears ("stderr" for an error that stops the command; "findings"
+for check-skills, where one broken skill folder is that skill's finding on stdout and the other
+skills are still checked, issue 11). tests/test_formats_bad_input.py runs every case through the
+CLI in its own process and checks that line, within 5 s and 500 MB.
 
     python scripts/make_bad_inputs.py          # rewrite the corpus
     python scripts/make_bad_inputs.py --check  # exit 1 if the committed corpus differs
@@ -52,7 +55,7 @@ FORMATS: dict[str, tuple[str, str, list[str], list[int]]] = {
     "cli_surface": (f"{EVALS}/surface/abicheck-cli.json", "json", ["check-skills"], [2]),
     "model_script": (f"{EVALS}/model-scripts/abi-compat-review-removed-export.yaml", "yaml",
                      ["model-server", "--kind", "anthropic", "--script", f"{EVALS}/model-scripts/abi-compat-review-removed-export.yaml"], [2]),
-    "skill_md": ("skills-src/abi-compat-review/SKILL.md", "frontmatter", ["check-skills"], [2]),
+    "skill_md": ("skills-src/abi-compat-review/SKILL.md", "frontmatter", ["check-skills"], [1]),
     "meta": (f"{BUNDLE}/meta.json", "json", ["grade", BUNDLE], [1]),
     "calls": (f"{BUNDLE}/calls.jsonl", "jsonl", ["grade", BUNDLE], [1]),
     "events": (f"{BUNDLE}/events.jsonl", "jsonl", ["grade", BUNDLE], [1]),
@@ -61,6 +64,11 @@ FORMATS: dict[str, tuple[str, str, list[str], list[int]]] = {
     "facts": (f"{BUNDLE}/facts.json", "json", ["grade", BUNDLE], [1]),
     "judgments": (f"{BUNDLE}/judgments.json", "json", ["grade", "--stage", "release", BUNDLE], [1]),
 }
+# Formats whose bad file is a finding of a check that goes on (stdout), not an error stopping it (stderr).
+FINDINGS = {"skill_md"}
+# Syntax cases that are not bad input for a format: a SKILL.md may start with a BOM (accepted with a
+# warning, issue 11), so it is no failure.
+ACCEPTED = {"skill_md": {"bom"}}
 SCHEMA = {"calls": "call", "events": "event", "claim": "claim_file", "skill_md": None}
 EXT = {"toml": "toml", "yaml": "yaml", "json": "json", "jsonl": "jsonl", "frontmatter": "md"}
 VALID_EXTRA = {  # valid documents for formats this repository has no committed file of
@@ -392,6 +400,8 @@ def _config_cases(doc: dict[str, Any]) -> dict[str, Any]:
         "exit-code-key-text": _set(doc, "subject.exit_codes", {**doc["subject"]["exit_codes"], "abc": "green"}),
         "unknown-adapter": _set(doc, "agent.adapter", "hal9000"),
         "real-env-bad": _set(doc, "subject", {**doc["subject"], "real_env": "A B"}),
+        # [subject] is optional (DESIGN §3), but a [subject] table must be complete
+        "subject-verdicts-deleted": _set(doc, "subject.verdicts", _DELETE),
     }
     return c
 
@@ -511,7 +521,7 @@ def build(out: Path) -> int:
     cases: list[dict[str, str]] = []
     for fmt, (_, syntax, _, _) in FORMATS.items():
         valid = _valid_text(fmt)
-        files: dict[str, bytes] = dict(syntax_cases(fmt, valid))
+        files: dict[str, bytes] = {k: v for k, v in syntax_cases(fmt, valid).items() if k not in ACCEPTED.get(fmt, ())}
         if syntax == "frontmatter":
             files |= {k: v.encode() for k, v in _skill_md_cases(valid).items()}
         else:
@@ -524,7 +534,9 @@ def build(out: Path) -> int:
     manifest = {
         "generator": "scripts/make_bad_inputs.py",
         "bundle": {"path": BUNDLE, "source": BUNDLE_SOURCE},
-        "formats": {f: {"target": rel, "argv": argv, "exits": exits, "names": Path(rel).name}
+        "formats": {f: {"target": rel, "argv": argv, "exits": exits,
+                        "reports": "findings" if f in FINDINGS else "stderr",
+                        "names": rel if f in FINDINGS else Path(rel).name}
                     for f, (rel, _, argv, exits) in FORMATS.items()},
         "oversize": {f: FORMATS[f][0] for f in ("config", "scenarios", "ground_truth", "meta", "calls")},
         "cli": {name: {"argv": argv, "names": needle} for name, (argv, needle) in CLI_CASES.items()},

@@ -95,7 +95,7 @@ def run_case(manifest: dict, data_dir: Path, repo: Path, scratch: Path, case_id:
         "wall_s": round(wall, 3), "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
         "max_rss_mb": round(usage.ru_maxrss / 1024, 1),
         "stderr": err.read_text(encoding="utf-8", errors="replace"),
-        "stdout_head": out.read_text(encoding="utf-8", errors="replace")[:2000],
+        "stdout_head": out.read_text(encoding="utf-8", errors="replace")[:65536],  # check-skills findings live here
     }
 
 
