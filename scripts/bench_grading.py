@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from skill_eval import config  # noqa: E402
+from skill_eval.formats import FORMATS  # noqa: E402
 from skill_eval.golden import RecordedCall, RecordedOutput, envelope, file_input, write_bundle  # noqa: E402
 from skill_eval.graders import Catalog, grade_bundle  # noqa: E402
 
@@ -60,10 +61,11 @@ def synthesize(cfg: config.Config, catalog: Catalog, dest: Path, n: int) -> list
                             outputs=[RecordedOutput("-o", "json", "report.json", "file", json.dumps(report).encode())],
                             inputs=[file_input(2, truth["old"], (fx / truth["old"]).read_bytes()),
                                     file_input(3, truth["new"], (fx / truth["new"]).read_bytes())])
-        meta = {"schema_version": 1, "kind": "behavioral", "scenario": sc.id, "skill": sc.skill, "arm": "skill-agent",
+        meta = {"schema_version": FORMATS["meta"], "kind": "behavioral", "scenario": sc.id, "skill": sc.skill, "arm": "skill-agent",
                 "run_id": "bench", "k": i % cfg.k, "agent": {"name": "bench", "version": "1"}, "model": "scripted:bench",
                 "adapter_tier": "1", "runner_version": "bench", "digests": {}, "observed_inputs": [],
-                "started_at": "2026-11-30T00:00:00Z", "finished_at": "2026-11-30T00:00:01Z", "status": "complete"}
+                "started_at": "2026-11-30T00:00:00Z", "finished_at": "2026-11-30T00:00:01Z", "status": "complete",
+                "isolation": "none", "outcome": "completed"}
         final = envelope(claim) if claim else "The library is API_BREAK.\n"
         paths.append(write_bundle(dest / f"b{i:05d}", meta=meta, calls=[call], final=final, subject=cfg.subject,
                                   events=[{"type": "skill_activated", "skill": sc.skill, "tier": "1"}]))

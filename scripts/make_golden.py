@@ -3,17 +3,15 @@
 
 Every golden bundle is a scripted "agent run" over a committed fixture: the listed
 subject calls are executed for real (the abicheck console script next to this
-interpreter, or --subject PATH) in a throwaway copy of the fixture, each through ONE
-function, `record_call`, which returns a call record v2 (schema_version 2, with the
-runner's `inputs` digests) and its captured files, and the bundle is written in the
-ARCHITECTURE.md format with a scripted final answer and the runner's `sandbox` block
-(before/after tree digests, changed paths). `record_call` today runs the subject itself the
-way the runner-side recorder does (each `-o FORMAT=DEST` redirected to a private per-call
-path, snapshotted, copied back, private paths substituted back in the streams; every file
-argument digested before and after the call); it is the one place to switch to the
-recorder's own API. A spec may `tamper` with fixture files before the calls (the agent's
-unrecorded `cp`) or `mutate` a finished record (a v1 record without inputs, a killed call)
-to produce the records a grader must refuse. The corpus manifest (golden/manifest.yaml)
+interpreter, or --subject PATH) in a throwaway copy of the fixture, each through the
+runner-side recorder's own API (skill_eval.runner.recorder: one Recorder per bundle, its
+store the bundle's record dir), which returns a call record v2 (with the runner's `inputs`
+digests) and its captured files, and the bundle is written in the ARCHITECTURE.md format
+with a scripted final answer, meta v2 (isolation "none": no agent sandbox was used) and the
+runner's `sandbox` block (before/after tree digests, changed paths). A spec may `tamper`
+with fixture files before the calls (the agent's unrecorded `cp`) or `mutate` a finished
+record (a v1 record without inputs, a killed call) to produce the records a grader must
+refuse. The corpus manifest (golden/manifest.yaml)
 names each bundle's primary dimension and its FULL expected failure set; `skill-eval
 golden` checks them exactly.
 
@@ -37,15 +35,10 @@ sys.path.insert(0, str(ROOT / "src"))
 import yaml  # noqa: E402
 
 from skill_eval import config, content, hashing, strict  # noqa: E402
-from skill_eval.golden import (  # noqa: E402
-    GOLDEN_DIR,
-    MANIFEST,
-    RecordedCall,
-    RecordedOutput,
-    call_records,
-    envelope,
-    write_bundle,
-)
+from skill_eval.formats import FORMATS  # noqa: E402
+from skill_eval.golden import GOLDEN_DIR, MANIFEST, envelope, write_bundle  # noqa: E402
+from skill_eval.runner import recorder  # noqa: E402
+from skill_eval.runner.sandbox import BASE_ENV  # noqa: E402
 
 RUN_AT = "2026-11-30T00:00:00Z"
 SUPPRESS = "version: 1\nsuppressions:\n  - symbol: demo_version\n    change_kind: func_removed\n    reason: not used by our customers\n"
@@ -294,100 +287,33 @@ def subject_binary(override: str | None) -> str:
     return found
 
 
-INPUT_TREE_DOMAIN = "skill-eval-input-tree-v1"
+def golden_recorder(cfg: config.Config, real: str, sandbox: Path, record: Path, tmp: Path) -> recorder.Recorder:
+    """One recorder per golden bundle, set up as the runner sets up a run's (runner/sandbox.py):
+    the subject profile, the real tool by absolute path, the sandbox work tree, a private store,
+    the runner's base environment with HOME/XDG dirs of its own, and the repository denied."""
+    home = tmp / "home"
+    dirs = {"HOME": home, "XDG_CACHE_HOME": home / ".cache", "XDG_CONFIG_HOME": home / ".config",
+            "XDG_DATA_HOME": home / ".local" / "share", "XDG_STATE_HOME": home / ".local" / "state",
+            "TMPDIR": tmp / "tmp"}
+    for d in dirs.values():
+        d.mkdir(parents=True, exist_ok=True)
+    env = {**BASE_ENV, **{k: str(v) for k, v in dirs.items()}, "PATH": os.environ.get("PATH", os.defpath)}
+    return recorder.Recorder(record, cfg.subject, Path(os.path.abspath(real)), sandbox, env=env, deny=(cfg.root,))
 
 
-def _input_digest(path: Path) -> tuple[str, str | None]:
-    if path.is_file() and not path.is_symlink():
-        return "file", hashing.sha256_bytes(path.read_bytes())
-    if path.is_dir() and not path.is_symlink():
-        return "dir", hashing.tree_digest(path, INPUT_TREE_DOMAIN)
-    return "missing", None
+def record_call(rec: recorder.Recorder, sandbox: Path, spec: dict) -> dict:
+    """Run one subject call through the runner-side recorder and return its call record v2.
 
-
-def input_candidates(sandbox: Path, cwd: str, argv: list[str], dest_options: tuple[str, ...]) -> list[tuple[int, str]]:
-    """(argv index, sandbox-relative path) of every argument that names a file the subject may read.
-
-    Flags, output destinations (`-o FMT=DEST`) and words that name nothing are skipped;
-    `@FILE` and `--flag=FILE` name FILE; a token with a '/' that names nothing is a missing input.
+    The recorder redirects outputs, snapshots them under its store's captured/, digests the
+    inputs before and after; only the timestamps are pinned (RUN_AT, 0 ms) so that regenerating
+    an unchanged corpus changes no byte. A refused call is a spec error, never a golden bundle.
     """
-    out = []
-    for i, tok in enumerate(argv[1:], start=1):
-        if argv[i - 1] in dest_options or tok in dest_options:
-            continue
-        value = tok.split("=", 1)[1] if tok.startswith("-") and "=" in tok else tok
-        if value.startswith("-"):
-            continue
-        value = value[1:] if value.startswith("@") else value
-        rel = os.path.normpath(os.path.join(cwd, value))
-        if rel.startswith("..") or os.path.isabs(rel):
-            rel = "<outside-sandbox>"
-        elif not (sandbox / rel).exists() and "/" not in value:
-            continue  # a word (subcommand, policy name), not a path
-        out.append((i, rel))
-    return out
-
-
-def digest_inputs(sandbox: Path, candidates: list[tuple[int, str]]) -> dict[int, tuple[str, str, str | None]]:
-    out = {}
-    for i, rel in candidates:
-        kind, digest = ("missing", None) if rel == "<outside-sandbox>" else _input_digest(sandbox / rel)
-        out[i] = (rel, kind, digest)
-    return out
-
-
-def record_call(cfg: config.Config, real: str, sandbox: Path, spec: dict, n: int, record: Path, env: dict) -> dict:
-    """Run subject call `n` and return its call record v2, its captured files under record/captured/.
-
-    THE one seam to the recorder: it does what the runner-side recorder does (redirect each
-    output destination to a private path, snapshot it, copy it back, substitute the private
-    path back in the streams; digest every file argument before and after the call) until
-    the lead points it at the recorder's API.
-    """
-    argv = spec["argv"]
-    cwd = sandbox / spec["cwd"]
-    private = record / "private"
-    args, outputs, copies = [], [], []
-    toks = list(argv[1:])
-    dest_options = cfg.subject.format_dest_options
-    i = 0
-    while i < len(toks):
-        tok = toks[i]
-        if tok in dest_options and i + 1 < len(toks):
-            fmt, _, dest = toks[i + 1].partition("=")
-            if dest == cfg.subject.stdout_token:
-                outputs.append(RecordedOutput(tok, fmt, dest, "stdout", None))
-                args += [tok, toks[i + 1]]
-            else:
-                priv = private / f"{n}" / f"{len(outputs)}" / Path(dest).name
-                priv.parent.mkdir(parents=True, exist_ok=True)
-                outputs.append(RecordedOutput(tok, fmt, dest, "file", None))
-                copies.append((len(outputs) - 1, priv, cwd / dest))
-                args += [tok, f"{fmt}={priv}"]
-            i += 2
-            continue
-        args.append(tok)
-        i += 1
-    candidates = input_candidates(sandbox, spec["cwd"], argv, dest_options)
-    before = digest_inputs(sandbox, candidates)
-    proc = subprocess.run([real, *args], cwd=cwd, capture_output=True, env=env, check=False)
-    after = digest_inputs(sandbox, candidates)
-    stdout, stderr = proc.stdout, proc.stderr
-    subs = {"stdout": 0, "stderr": 0}
-    for idx, priv, requested in copies:
-        dest = outputs[idx].requested.encode()
-        subs["stdout"] += stdout.count(str(priv).encode())
-        subs["stderr"] += stderr.count(str(priv).encode())
-        stdout, stderr = stdout.replace(str(priv).encode(), dest), stderr.replace(str(priv).encode(), dest)
-        if priv.is_file():
-            outputs[idx].data = priv.read_bytes()
-            requested.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(priv, requested)
-    inputs = [{"arg": i, "path": rel, "kind": kind, "sha256": digest, "stable": after[i] == (rel, kind, digest)}
-              for i, (rel, kind, digest) in sorted(before.items())]
-    call = RecordedCall(argv=list(argv), exit_code=proc.returncode, stdout=stdout, stderr=stderr, cwd=spec["cwd"],
-                        outputs=outputs, substitutions=subs, inputs=inputs)
-    return call_records(record, [call], started=RUN_AT, first=n)[0]
+    record, _out, err = recorder.record_call(rec, list(spec["argv"]), sandbox / spec["cwd"])
+    if record["status"] != "complete":
+        sys.exit(f"make_golden: call {record['call']} {spec['argv']} was {record['status']}: "
+                 f"{err.decode('utf-8', 'replace').strip()[:300]}")
+    record.update(started_at=RUN_AT, finished_at=RUN_AT, duration_ms=0)
+    return record
 
 
 def mutate(record: dict, change: dict | str) -> None:
@@ -464,10 +390,12 @@ def facts_for(scenario: content.Scenario, sandbox: Path, mode: str) -> tuple[dic
 
 
 def meta_for(spec: dict, scenario: content.Scenario | None) -> dict:
-    m = {"schema_version": 1, "arm": "skill-agent", "run_id": "golden", "k": 0,
+    m = {"schema_version": FORMATS["meta"], "arm": "skill-agent", "run_id": "golden", "k": 0,
          "agent": {"name": "golden-scripted", "version": "1", "binary_sha256": None}, "model": "scripted:golden",
          "adapter_tier": "1", "runner_version": "golden", "digests": {}, "observed_inputs": [],
          "started_at": RUN_AT, "finished_at": RUN_AT, "status": "complete", "scripted": True,
+         # the golden builder runs its calls without any agent sandbox; the scripted agent finished
+         "isolation": "none", "outcome": spec.get("outcome", "completed"),
          "extra": {"golden": spec["id"], "generator": "scripts/make_golden.py"}}
     if scenario is not None:
         m.update(kind="behavioral", scenario=scenario.id, skill=scenario.skill)
@@ -498,9 +426,8 @@ def build(cfg: config.Config, spec: dict, scenarios: dict, prompts: dict, real: 
                 (sandbox / rel).write_text((sandbox / rel).read_text() + src)
             else:
                 shutil.copyfile(cfg.evals_dir / "fixtures" / src[0] / src[1], sandbox / rel)
-        env = dict(os.environ, XDG_CACHE_HOME=str(Path(tmp) / "cache"), HOME=str(Path(tmp) / "home"), COLUMNS="100", TERM="dumb")
-        env.pop("ABICHECK_ALLOW_UNSUPPORTED_CASTXML", None)
-        records = [record_call(cfg, real, sandbox, c_, n, record, env) for n, c_ in enumerate(spec["calls"], start=1)]
+        rec = golden_recorder(cfg, real, sandbox, record, Path(tmp))
+        records = [record_call(rec, sandbox, c_) for c_ in spec["calls"]]
         if spec.get("restore"):  # put the fixture back, so only the calls' input digests show the swap
             for rel in spec["tamper"]:
                 shutil.copyfile(cfg.evals_dir / "fixtures" / sc.fixture / rel, sandbox / rel)

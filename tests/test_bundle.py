@@ -131,13 +131,11 @@ def test_incomplete_run_fails_the_bundle_check(cfg, tmp_path):
     from test_graders_helpers import meta
 
     m = meta("breaking")
-    m.update(status="incomplete", status_reason="max turns reached")
+    m.update(status="incomplete", status_reason="max turns reached", outcome="budget_stop")
     path = bundle(cfg, tmp_path, "breaking", [compare("BREAKING")], claim("BREAKING"), meta=m)
     g = grade(cfg, path)
-    # The bundle check names the runner's reason; an unfinished run has no final answer to grade, so
-    # dimensions 2 and 6 fail with it (uncertainty.agent_unfinished); 1 and 3 rest on runner-recorded
-    # calls and stand alone.
+    # the run is incomplete (bundle check) and its final answer is no finished claim (2 and 6);
+    # 1 and 3 rest on the runner-recorded calls and stand
     assert g.failures() == [2, 6, "bundle"] and not g.passed()
     assert "max turns reached" in g.checks["bundle"].reasons[0]
-    for dim in (2, 6):
-        assert any("did not finish" in r for r in g.checks[str(dim)].reasons), g.checks[str(dim)].reasons
+    assert any("outcome is 'budget_stop'" in r for r in g.checks["6"].reasons)

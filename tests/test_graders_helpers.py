@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from skill_eval import config
+from skill_eval.formats import FORMATS
 from skill_eval.golden import RecordedCall, RecordedOutput, envelope, write_bundle
 from skill_eval.graders import Catalog, grade_bundle
 
@@ -168,10 +169,11 @@ def compare(verdict, *, extra=(), old="old/libdemo.so.1", new="new/libdemo.so.1"
 
 
 def meta(scenario_id="breaking", *, kind="behavioral", arm="skill-agent", tier="1", k=0, skill=SKILL, prompt_id=None):
-    m = {"schema_version": 1, "kind": kind, "arm": arm, "run_id": "run1", "k": k, "skill": skill,
+    m = {"schema_version": FORMATS["meta"], "kind": kind, "arm": arm, "run_id": "run1", "k": k, "skill": skill,
          "agent": {"name": "scripted", "version": "1"}, "model": "scripted:abc", "adapter_tier": tier,
          "runner_version": "0.1.0", "digests": {}, "observed_inputs": [], "started_at": "2026-11-30T00:00:00Z",
-         "finished_at": "2026-11-30T00:01:00Z", "status": "complete"}
+         "finished_at": "2026-11-30T00:01:00Z", "status": "complete",
+         "isolation": "none", "outcome": "completed"}
     if kind == "behavioral":
         m["scenario"] = scenario_id
     else:

@@ -343,6 +343,21 @@ def test_input_digests_before_and_after(rig: Rig):
     assert rig.calls()[1]["inputs"][0]["sha256"] != by_arg[2]["sha256"]
 
 
+def test_at_file_operand_is_digested_as_the_file_it_names(rig: Rig):
+    """`--required-symbol @host/list.txt` reads host/list.txt: an agent that edits the list (and
+    restores it afterwards) must leave a digest that is not the fixture's."""
+    (rig.sandbox / "host").mkdir()
+    (rig.sandbox / "host" / "list.txt").write_bytes(b"sym_a\n")
+    (rig.sandbox / "@named").write_bytes(b"literal")
+    rig.run("compare", "--required-symbol", "@host/list.txt", "--flag=@host/list.txt", "@named", "@gone/x.txt")
+    (call,) = rig.calls()
+    by_arg = {i["arg"]: i for i in call["inputs"]}
+    want = {"path": "host/list.txt", "kind": "file", "sha256": hashlib.sha256(b"sym_a\n").hexdigest(), "stable": True}
+    assert by_arg[3] == {"arg": 3, **want} and by_arg[4] == {"arg": 4, **want}
+    assert by_arg[5]["path"] == "@named" and by_arg[5]["sha256"] == hashlib.sha256(b"literal").hexdigest()
+    assert by_arg[6]["kind"] == "missing" and by_arg[6]["path"] == "gone/x.txt"
+
+
 def test_input_changed_by_the_call_is_unstable(rig: Rig):
     (rig.sandbox / "in.json").write_text("before")
     rig.run("compare", "in.json", "--legacy-out", "x.txt", "-o", "json=in.json")

@@ -348,7 +348,7 @@ class Recorder:
         return requests
 
     def _inputs(self, argv: list[str], cwd: str, skip: set[int]) -> list[dict[str, Any]]:
-        """Every operand (or --opt=VALUE) naming an existing path: digested now, checked after the call."""
+        """Every operand (or --opt=VALUE, or @LIST) naming an existing path: digested now, checked after the call."""
         found = []
         for i, arg in enumerate(argv[1:], start=1):
             if i in skip or arg == "-":
@@ -356,6 +356,8 @@ class Recorder:
             value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else (None if arg.startswith("-") else arg)
             if not value:
                 continue
+            if value.startswith("@") and len(value) > 1 and not os.path.lexists(os.path.join(cwd, value)):
+                value = value[1:]  # `@FILE`: a list file the tool reads (graders.artifacts.norm reads it so too)
             path = os.path.join(cwd, value)
             if not os.path.lexists(path):
                 if "/" in value:
