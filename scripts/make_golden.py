@@ -37,7 +37,7 @@ import yaml  # noqa: E402
 from skill_eval import config, content, hashing, strict  # noqa: E402
 from skill_eval.formats import FORMATS  # noqa: E402
 from skill_eval.golden import GOLDEN_DIR, MANIFEST, envelope, write_bundle  # noqa: E402
-from skill_eval.runner import recorder  # noqa: E402
+from skill_eval.runner import normalize, recorder  # noqa: E402
 from skill_eval.runner.sandbox import BASE_ENV  # noqa: E402
 
 RUN_AT = "2026-11-30T00:00:00Z"
@@ -433,6 +433,9 @@ def build(cfg: config.Config, spec: dict, scenarios: dict, prompts: dict, real: 
                 shutil.copyfile(cfg.evals_dir / "fixtures" / sc.fixture / rel, sandbox / rel)
         for rel, (case, src) in spec.get("tamper_after", {}).items():
             shutil.copyfile(cfg.evals_dir / "fixtures" / case / src, sandbox / rel)
+        # the subject prints the absolute paths it compared: scrubbed as the runner does (issue 12)
+        normalize.scrub_captured(normalize.PathScrubber({sandbox: normalize.WORK, Path(tmp): normalize.SANDBOX}),
+                                 records, record)
         for n, change in spec.get("mutate", {}).items():
             mutate(records[n - 1], change)
         final_tree = tree_files(sandbox)
