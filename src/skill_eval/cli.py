@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "model-server": "model_server",
     "lift": "lift",
     "scorecard": "scorecard",
+    "release": "release",
 }
 
 
