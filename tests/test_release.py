@@ -359,3 +359,32 @@ def test_this_repository_stages_and_reports_incomplete(tmp_path, monkeypatch):
     assert all(any("scripted model" in r for r in c["reasons"]) for c in cases.values())
     r = flow.resume(cfg, st.stage_path, REPO / "agent-evals/release/worksheet.dogfood.yaml")
     assert r.record["outcome"] == "incomplete"
+
+
+def test_run_records_every_required_arm_once_into_the_session(repo_copy, tmp_path, monkeypatch):
+    """--run: candidate + released arm, once each, moved out of the evidence tree; scripted -> incomplete."""
+    from conftest import git
+
+    monkeypatch.setattr(flow, "credential_free_checks", lambda root, skip=(): list(GATES))
+    path = repo_copy / "agent-evals/skills/scenarios.yaml"
+    doc = yaml.safe_load(path.read_text())
+    for s in doc["scenarios"]:
+        if s["id"] != "review-removed-export":
+            s["status"] = "draft"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    git_commit_all(repo_copy, "one case")
+    git(repo_copy, "tag", "v0")
+    out = tmp_path / "rel"
+    args = ["release", "stage", "--root", str(repo_copy), "--session", "r1", "--out", str(out), "--run", "--released", "v0",
+            "--agent", "scripted", "--model-server", "scripted:agent-evals/skills/model-scripts/abi-compat-review-removed-export.yaml"]
+    assert cli.main(args) == 0
+    raw = out / "r1" / "raw"
+    metas = sorted(p.relative_to(raw).as_posix() for p in raw.rglob("meta.json"))
+    assert metas == ["abi-compat-review/released-v0/release-r1/review-removed-export/0/meta.json",
+                     "abi-compat-review/skill-agent/release-r1/review-removed-export/0/meta.json"]
+    assert not list((repo_copy / "agent-evals/skills/evidence").rglob("release-r1"))
+    rec = stage_mod.decode(out / "r1" / "stage.json")
+    case = rec["snapshot"]["cases"]["review-removed-export"]
+    assert rec["source"] == "session" and rec["raw_root"] == "raw" and case["baseline_required"]
+    assert case["state"] == "incomplete" and any("scripted model" in r for r in case["reasons"])
+    assert cli.main(args) == 2  # each arm runs exactly once: the session cannot be re-recorded
