@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "lift": "lift",
     "scorecard": "scorecard",
     "release": "release",
+    "judge": "judge",
 }
 
 

@@ -132,12 +132,27 @@ def run_entry(cfg: Config, cur: freshness.Current, catalog: Catalog, raw_root: P
         else:
             reasons = ([f"stale: {stale[0]}"] if stale else []) + (
                 ["recorded with a scripted model: not a completed release arm"] if meta.get("scripted") is True else []) + (
-                [f"dimension(s) {g.incomplete()} not judged (missing grade)"] if g.incomplete() else [])
+                [f"dimension(s) {g.incomplete()} not judged (missing grade)"] if g.incomplete() else []) + (
+                [f"dimension(s) {scripted_judge} judged by a scripted judge"] if (scripted_judge := _scripted_judge(path, catalog)) else [])
             state = "incomplete" if reasons else "pass"
     entry.setdefault("failures", [])
     entry.setdefault("not_judged", [])
     entry["state"], entry["reasons"] = state, reasons
     return entry
+
+
+def _scripted_judge(bundle: Path, catalog: Catalog) -> list[int]:
+    """Dimensions whose current-rubric judgment came from a scripted judge: replayable, not a judgment."""
+    path = bundle / "judgments.json"
+    if not path.is_file() or catalog.rubric is None:
+        return []
+    try:
+        doc = strict.load_json(path)
+        entries = doc["judgments"]
+        return sorted({e["dimension"] for e in entries if e.get("rubric_version") == catalog.rubric.version
+                       and str(e.get("judge_model", "")).startswith("scripted:")})
+    except (SkillEvalError, KeyError, TypeError):
+        return []  # the grader already fails an unreadable judgments.json
 
 
 def arm_entry(arm: str, runs: list[dict[str, Any]], need: int) -> dict[str, Any]:
