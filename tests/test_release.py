@@ -388,3 +388,59 @@ def test_run_records_every_required_arm_once_into_the_session(repo_copy, tmp_pat
     assert rec["source"] == "session" and rec["raw_root"] == "raw" and case["baseline_required"]
     assert case["state"] == "incomplete" and any("scripted model" in r for r in case["reasons"])
     assert cli.main(args) == 2  # each arm runs exactly once: the session cannot be re-recorded
+
+
+def test_newer_or_malformed_files_are_one_line_usage_errors(cfg, tmp_path, capsys):
+    record_all(cfg)
+    st = do_stage(cfg, tmp_path)
+    root = ["--root", str(cfg.root)]
+    rec = json.loads(st.stage_path.read_text())
+    rec["schema_version"] = 99
+    newer = tmp_path / "newer.json"
+    stage_mod.write(newer, rec)
+    ws = fill(st, {c: "candidate-only" for c in CASES})
+    assert cli.main(["release", "resume", str(newer), "--worksheet", str(ws), *root]) == 2
+    err = capsys.readouterr().err
+    assert "written by a newer skill-eval" in err and len(err.strip().splitlines()) == 1
+    dup = tmp_path / "dup.yaml"
+    dup.write_text("schema_version: 1\nsession: s1\nsession: s1\ncases: []\n")
+    assert cli.main(["release", "resume", str(st.stage_path), "--worksheet", str(dup), *root]) == 2
+    err = capsys.readouterr().err
+    assert "duplicate" in err and "dup.yaml" in err and len(err.strip().splitlines()) == 1
+    bad = tmp_path / "waiver.yaml"
+    bad.write_text("schema_version: 1\napprover: x\n")
+    assert cli.main(["release", "resume", str(st.stage_path), "--worksheet", str(ws), "--waiver", str(bad), *root]) == 2
+    assert "waiver.yaml" in capsys.readouterr().err
+
+
+def test_skill_absent_at_released_ref_is_candidate_only(cfg, tmp_path, mini_repo):
+    from conftest import git
+
+    shutil.rmtree(mini_repo / ".agents/skills/beta")
+    shutil.rmtree(mini_repo / ".claude/skills/beta")
+    git_commit_all(mini_repo, "beta not yet released")
+    git(mini_repo, "tag", "v0")
+    git(mini_repo, "checkout", "-q", "v1", "--", ".agents", ".claude")
+    git_commit_all(mini_repo, "beta back")
+    digest = snap.released_skills(cfg, "v0", ["alpha", "beta"])["skills"]
+    assert set(digest) == {"alpha"}
+    for k in range(cfg.k):
+        for case in CASES:
+            record_run(cfg, case, "skill-agent", k)
+        record_run(cfg, "alpha-break", "released:v0", k, released_digest=digest["alpha"])
+    st = do_stage(cfg, tmp_path, released="v0")
+    cases = st.record["snapshot"]["cases"]
+    assert cases["alpha-break"]["baseline_required"] and not cases["beta-same"]["baseline_required"]
+    r = resume(cfg, st, fill(st, {"alpha-break": "better", "beta-same": "candidate-only"}))
+    assert r.record["outcome"] == "pass"
+
+
+def test_released_run_with_other_skill_bytes_fails_the_binding(cfg, tmp_path):
+    for k in range(cfg.k):
+        for case in CASES:
+            record_run(cfg, case, "skill-agent", k)
+            record_run(cfg, case, "released:v1", k, released_digest="f" * 64)
+    st = do_stage(cfg, tmp_path, released="v1")
+    released = st.record["snapshot"]["cases"]["alpha-break"]["arms"]["released"]
+    assert released["state"] == "fail" and "is not the bound released digest" in released["reasons"][0]
+    assert st.record["snapshot"]["cases"]["alpha-break"]["state"] == "fail"

@@ -31,6 +31,7 @@ ASSERTIONS_DOMAIN = "skill-eval-release-assertions-v1"
 CANDIDATE_ARM = "skill-agent"
 LAYOUT_DEPTH = 5  # <skill>/<arm-dir>/<run-id>/<scenario>/<k>
 SOURCES = ("evidence", "session")
+UNBOUND = "is not the bound released digest"
 
 
 def released_arm(ref: str) -> str:
@@ -180,6 +181,9 @@ def case_state(candidate: dict[str, Any], released: dict[str, Any] | None, requi
     A released arm that *failed* still completes the pair (the old skill may have been worse)."""
     if candidate["state"] == "fail":
         return "fail", [f"candidate: {r}" for r in candidate["reasons"]]
+    unbound = [r for r in (released or {}).get("reasons", []) if UNBOUND in r]
+    if unbound:  # a baseline run of other skill bytes is wrong evidence, not a worse old skill
+        return "fail", [f"released: {r}" for r in unbound]
     reasons = [f"candidate: {r}" for r in candidate["reasons"]]
     if required and released is not None and released["state"] == "incomplete":
         reasons += [f"released: {r}" for r in released["reasons"]]
@@ -248,4 +252,4 @@ def _check_released_binding(path: Path, bound: str, run: dict[str, Any]) -> None
     got = (meta.get("extra") or {}).get("released_skill_digest")
     if got != bound:
         run["state"] = "fail"
-        run["reasons"] = [f"installed released skill digest {got!r} is not the bound {bound}"]
+        run["reasons"] = [f"installed released skill digest {got!r} {UNBOUND} {bound}"]
