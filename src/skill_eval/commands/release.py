@@ -65,7 +65,7 @@ def _stage(args: argparse.Namespace) -> int:
 
         record.record_session(cfg, out_dir=out, session=session, released_ref=args.released, args=args)
         source = "session"
-    checks = flow.credential_free_checks(cfg.root, tuple(args.skip))
+    checks = flow.credential_free_checks(cfg, tuple(args.skip))
     st = flow.stage(cfg, out_dir=out, session=session, source=source, released_ref=args.released, checks=checks,
                     sign_key=args.sign, force=args.force or args.run)
     cases = st.record["snapshot"]["cases"]

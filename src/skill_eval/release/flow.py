@@ -31,16 +31,21 @@ from skill_eval.release import worksheet as worksheet_mod
 MAX_LISTED = 6
 
 
-def credential_free_checks(root: Path | None, skip: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+def credential_free_checks(cfg: Config, skip: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """Run every step of the `pr` profile (no model, credential or network) and record pass/fail.
 
     Gate names are the step modules' names. A skipped gate is recorded as skipped, which keeps a
-    release incomplete: a gate nobody ran is not evidence.
+    release incomplete: a gate nobody ran is not evidence. A step the pr profile itself declares
+    not applicable to this host (when it can say so) is not a gate of this host and is omitted.
     """
     from skill_eval.commands import pr
 
+    not_applicable = getattr(pr, "not_applicable", None)
+    root = cfg.root
     results = []
     for _label, mod_name, extra in pr.STEPS:
+        if not_applicable is not None and not_applicable(cfg, mod_name):
+            continue
         if mod_name in skip:
             results.append({"gate": mod_name, "status": "skipped"})
             continue
