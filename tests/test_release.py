@@ -85,6 +85,10 @@ def test_pass_round_trip_with_released_pairs(cfg, tmp_path):
     data = r.json_path.read_bytes()
     assert data == report.canonical_bytes(strict.loads_json(data.decode(), "r"))  # canonical RFC 8785 + newline
     schemas.validate(json.loads(data), "release_report", "report")
+    assert report.decode(r.json_path) == r.record
+    r.json_path.write_bytes(data.replace(b'"outcome":"pass"', b'"outcome": "pass"'))
+    with pytest.raises(InputError, match="not in canonical form"):
+        report.decode(r.json_path)
     assert r.record["publication"]["sha256"] and r.record["bindings"]["released"]["ref"] == "v1"
     assert "**Outcome: PASS**" in r.md_path.read_text()
 

@@ -13,9 +13,11 @@ the publication build digest of the published skill trees it clears.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-from skill_eval import formats, hashing, schemas
+from skill_eval import formats, hashing, schemas, strict
+from skill_eval.errors import InputError
 
 
 def decide(stage: dict[str, Any], answers: dict[str, Any]) -> tuple[str, list[str], dict[str, str]]:
@@ -69,6 +71,17 @@ def render(stage: dict[str, Any], answers: dict[str, Any], outcome: str, reasons
 
 def canonical_bytes(record: dict[str, Any]) -> bytes:
     return hashing.canonical_json(record) + b"\n"
+
+
+def decode(path: Path) -> dict[str, Any]:
+    """Read a report back: strict JSON, known version, schema, canonical bytes (an edit shows)."""
+    data = strict.read_bytes(path, max_bytes=64 * 1024 * 1024)
+    record = formats.upgrade(strict.loads_json(strict.decode_utf8(data, path), path), "release_report", path)
+    schemas.validate(record, "release_report", path)
+    if data != canonical_bytes(record):
+        raise InputError("is not in canonical form (RFC 8785 + newline): it was edited after rendering", source=path,
+                         fix="re-run `skill-eval release resume`")
+    return record
 
 
 def _cell(text: Any) -> str:
