@@ -456,3 +456,12 @@ def test_credential_free_gates_really_run_and_record_failures(cfg):
     status = {c["gate"]: c["status"] for c in checks}
     assert status["pack"] == "fail" and status["surface"] == "skipped" and status["golden"] == "skipped"
     assert status["check_skills"] == "pass"
+
+
+def test_force_never_overwrites_a_filled_worksheet(cfg, tmp_path):
+    record_all(cfg)
+    st = do_stage(cfg, tmp_path)
+    do_stage(cfg, tmp_path, force=True)  # an untouched worksheet may be replaced
+    fill(st, {c: "candidate-only" for c in CASES}, path=st.worksheet_path)
+    with pytest.raises(InputError, match="holds a filled-in review"):
+        do_stage(cfg, tmp_path, force=True)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skill_eval import strict
 from skill_eval.config import Config
 from skill_eval.errors import CheckFailed, InputError, SkillEvalError
 from skill_eval.release import REPORT_JSON, REPORT_MD, STAGE_FILE, WORKSHEET_FILE, write_atomic
@@ -76,6 +77,10 @@ def stage(cfg: Config, *, out_dir: Path, session: str, source: str, released_ref
     if stage_path.exists() and not force:
         raise InputError("a stage already exists for this session (its worksheet may hold a review)", source=stage_path,
                          fix="choose another --session, or pass --force to replace it")
+    ws_path = stage_dir / WORKSHEET_FILE
+    if force and _has_answers(ws_path):
+        raise InputError("holds a filled-in review; re-staging would overwrite it", source=ws_path,
+                         fix="move the worksheet elsewhere (or choose another --session) before re-staging")
     raw_root = stage_mod.raw_root_path(cfg, stage_dir, source)
     if source == "session" and not raw_root.is_dir():
         raise InputError("the session has no raw evidence", source=raw_root, fix="record the session's runs first (--run)")
@@ -83,10 +88,21 @@ def stage(cfg: Config, *, out_dir: Path, session: str, source: str, released_ref
     record = stage_mod.render(cfg, session=session, source=source, released_ref=released_ref, checks=checks,
                               snapshot=snapshot, now=now)
     stage_mod.write(stage_path, record)
-    ws_path = stage_dir / WORKSHEET_FILE
     write_atomic(ws_path, worksheet_mod.render(record, _display(cfg, stage_path)).encode())
     sig = sign_mod.sign(stage_path, sign_key) if sign_key else None
     return Staged(record, stage_path, ws_path, sig)
+
+
+def _has_answers(path: Path) -> bool:
+    """True when a worksheet exists and any case has a comparison or review (a person's work)."""
+    if not path.is_file():
+        return False
+    try:
+        doc = strict.load_yaml(path)
+    except SkillEvalError:
+        return True  # unreadable: do not guess that it is disposable
+    rows = doc.get("cases") if isinstance(doc, dict) else None
+    return not isinstance(rows, list) or any(isinstance(r, dict) and (r.get("comparison") or r.get("review")) for r in rows)
 
 
 def _display(cfg: Config, path: Path) -> str:
