@@ -6,6 +6,8 @@ runs are fresh; `judged=True` adds passing 4/5 judgments, `scripted=True` marks 
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -67,9 +69,12 @@ def record_run(cfg: config.Config, scenario: str, arm: str, k: int, *, verdict: 
         meta["status_reason"] = "timeout"
     report = json.dumps({"verdict": verdict, "evidence_tiers": ["full"]}).encode()
     fx = cfg.evals_dir / "fixtures" / fixture
+    extra: dict[str, Any] = {}
+    if "inputs" in {f.name for f in dataclasses.fields(RecordedCall)}:  # call v2: the runner's input digests
+        extra["inputs"] = [{"arg": i, "path": name, "kind": "file", "sha256": hashlib.sha256((fx / name).read_bytes()).hexdigest(),
+                            "stable": True} for i, name in ((2, "old.w"), (3, "new.w"))]
     call = RecordedCall(argv=["tool", "compare", "old.w", "new.w", "-o", "json=r.json"], exit_code=code if verdict == want else 0,
-                        outputs=[RecordedOutput("-o", "json", "r.json", "file", report)])
-    del fx
+                        outputs=[RecordedOutput("-o", "json", "r.json", "file", report)], **extra)
     base = root if root is not None else cfg.evals_dir / "evidence"
     dest = base / skill / arm.replace(":", "-") / run_id / scenario / str(k)
     rv = rubric_version(cfg)

@@ -66,7 +66,8 @@ def record_session(cfg: Config, *, out_dir: Path, session: str, released_ref: st
     from skill_eval.adapters import get_adapter
 
     adapter = get_adapter(opts.adapter, **opts.adapter_options)
-    creds = adapter.credential_vars()
+    cv = adapter.credential_vars  # a method on older adapters, an attribute on newer ones
+    creds = tuple(cv() if callable(cv) else cv or ())
     if not opts.scripted and creds and not any(os.environ.get(v) for v in creds):
         print(f"release: no credential for {adapter.name} (none of {', '.join(creds)} is set): "
               "no arm recorded; the stage will be incomplete", file=sys.stderr)
