@@ -23,12 +23,12 @@ from skill_eval.errors import InputError
 
 HEADER = """\
 # skill-eval release worksheet (schemas/release_worksheet.schema.json).
-# For every case: read its evidence (the stage's raw root), answer the human_review_questions in
-# `review`, and set `comparison` to one of:
+# For every case: read its `runs` (final.md, calls.jsonl, events.jsonl; a session's runs are beside
+# the stage), answer the human_review_questions in `review`, and set `comparison` to one of:
 #   better | same | worse       a completed candidate/released pair (worse fails the release)
 #   candidate-only              a completed case whose skill has no released arm
 #   inconclusive                required when `evidence` is incomplete; allowed for any case
-# Do not edit `case`, `skill`, `evidence`, `baseline_required`, `notes` or the questions.
+# Do not edit `case`, `skill`, `evidence`, `baseline_required`, `notes`, `runs` or the questions.
 # Then: skill-eval release resume {stage} --worksheet THIS_FILE [--waiver WAIVER]
 """
 
@@ -36,8 +36,9 @@ HEADER = """\
 def render(stage: dict[str, Any], stage_name: str = "STAGE") -> str:
     cases = []
     for cid, c in sorted(stage["snapshot"]["cases"].items()):
+        runs = {arm: [f"{stage['raw_root']}/{r['bundle']}" for r in a["runs"]] for arm, a in c["arms"].items() if a}
         cases.append({"case": cid, "skill": c["skill"], "evidence": c["state"], "baseline_required": c["baseline_required"],
-                      "notes": list(c["reasons"]), "human_review_questions": list(c["human_review_questions"]),
+                      "notes": list(c["reasons"]), "runs": runs, "human_review_questions": list(c["human_review_questions"]),
                       "comparison": None, "review": None})
     body = {"schema_version": formats.FORMATS["release_worksheet"], "session": stage["session"], "reviewer": None, "cases": cases}
     text = HEADER.format(stage=stage_name) + yaml.safe_dump(body, sort_keys=False, width=110, allow_unicode=True)
