@@ -475,3 +475,9 @@ def test_force_never_overwrites_a_filled_worksheet(cfg, tmp_path):
     fill(st, {c: "candidate-only" for c in CASES}, path=st.worksheet_path)
     with pytest.raises(InputError, match="holds a filled-in review"):
         do_stage(cfg, tmp_path, force=True)
+
+
+def test_run_refuses_a_path_lookup_of_the_agent_binary(cfg, tmp_path, capsys):
+    rc = cli.main(["release", "stage", "--root", str(cfg.root), "--session", "b1", "--out", str(tmp_path), "--run",
+                   "--agent", "claude-code"])
+    assert rc == 2 and "--agent-binary" in capsys.readouterr().err

@@ -28,6 +28,8 @@ from skill_eval.runner import plan
 from skill_eval.runner.execute import RunOptions, preflight, run_item
 from skill_eval.runner.pool import run_all
 
+IN_PROCESS = ("scripted", "openai-compatible")  # adapters with no agent executable to bind
+
 
 def _options(cfg: Config, args: argparse.Namespace) -> RunOptions:
     if args.model_server and not args.model_server.startswith("scripted:"):
@@ -57,6 +59,10 @@ def record_session(cfg: Config, *, out_dir: Path, session: str, released_ref: st
     if raw.exists():
         raise InputError("this session already has recorded runs; each arm runs exactly once", source=raw,
                          fix="choose a new --session")
+    name = args.agent or cfg.agent.adapter
+    if name not in IN_PROCESS and not args.agent_binary:
+        raise ConfigError(f"a release binds the {name} executable by digest: pass --agent-binary PATH",
+                          field="--agent-binary", fix="name the exact CLI to run (a same-name PATH lookup is never used)")
     opts = _options(cfg, args)
     items = plan_items(cfg, session, released_ref)
     homes = sorted({plan.bundle_path(cfg, i).parent.parent for i in items})
