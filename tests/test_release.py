@@ -481,3 +481,11 @@ def test_run_refuses_a_path_lookup_of_the_agent_binary(cfg, tmp_path, capsys):
     rc = cli.main(["release", "stage", "--root", str(cfg.root), "--session", "b1", "--out", str(tmp_path), "--run",
                    "--agent", "claude-code"])
     assert rc == 2 and "--agent-binary" in capsys.readouterr().err
+
+
+def test_unreadable_run_fails_its_case(cfg, tmp_path):
+    record_all(cfg)
+    (cfg.evals_dir / "evidence/alpha/skill-agent/run1/alpha-break/1/meta.json").write_text("{")
+    st = do_stage(cfg, tmp_path)
+    case = st.record["snapshot"]["cases"]["alpha-break"]
+    assert case["state"] == "fail" and "invalid JSON" in case["reasons"][0]

@@ -83,8 +83,9 @@ def scan_raw(cfg: Config, raw_root: Path) -> dict[tuple[str, str], list[tuple[st
         rel = "/".join(parts)
         try:
             meta = schemas.validate(strict.load_json(meta_path, max_bytes=cfg.max_bundle_file_bytes), "meta", meta_path)
-        except SkillEvalError as exc:
-            out[(parts[3], "?" + parts[1])].append((rel, None, message_of(exc)))
+        except SkillEvalError as exc:  # attributed by its path, so it fails its case instead of vanishing
+            arm = "released:" + parts[1][len("released-"):] if parts[1].startswith("released-") else parts[1]
+            out[(parts[3], arm)].append((rel, None, message_of(exc)))
             continue
         if meta.get("kind") != "behavioral":
             continue
