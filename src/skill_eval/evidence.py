@@ -204,7 +204,7 @@ def check(cfg: Config, suite: str = "risk", base: str | None = None, stage: str 
             if c is not None and c.failed:
                 report.errors.append(f"bad bundle: evidence/{f.rel}: {name}: " + "; ".join(c.reasons[:3]))
         if stage == "release":
-            report.errors += release_problems(f, g)
+            report.errors += release_problems(f.rel, f.meta, g)
     zero = catalog.rubric.zero_tolerance if catalog.rubric else (2, 6)
     report.errors += gates.pass_k([g for g in report.grades if g.kind == "behavioral"], cfg.k, tuple(zero))
     report.errors += baselines.gate(cfg, report.grades, stage)
@@ -212,18 +212,18 @@ def check(cfg: Config, suite: str = "risk", base: str | None = None, stage: str 
     return report
 
 
-def release_problems(f: Found, g: Grade) -> list[str]:
+def release_problems(rel: str, meta: dict[str, Any] | None, g: Grade) -> list[str]:
     """The release pass rule for one bundle (DESIGN §10): judged, real-model evidence only.
 
     The merge gate counts an unjudged 4/5 as complete; a release may not, and evidence
     recorded against a scripted model server proves the harness, not a model's behaviour.
     """
     out = []
-    if f.meta is not None and f.meta.get("scripted") is True:
-        out.append(f"incomplete: evidence/{f.rel} was recorded with a scripted model ({f.meta.get('model')}); "
+    if meta is not None and meta.get("scripted") is True:
+        out.append(f"incomplete: evidence/{rel} was recorded with a scripted model ({meta.get('model')}); "
                    "a release needs real-model evidence")
     if g.kind == "behavioral" and g.incomplete():
-        out.append(f"incomplete: evidence/{f.rel}: dimension(s) {g.incomplete()} not judged; run `skill-eval judge`")
+        out.append(f"incomplete: evidence/{rel}: dimension(s) {g.incomplete()} not judged; run `skill-eval judge`")
     return out
 
 
