@@ -489,3 +489,13 @@ def test_unreadable_run_fails_its_case(cfg, tmp_path):
     st = do_stage(cfg, tmp_path)
     case = st.record["snapshot"]["cases"]["alpha-break"]
     assert case["state"] == "fail" and "invalid JSON" in case["reasons"][0]
+
+
+def test_stage_never_carries_a_local_path_even_in_reasons(cfg, tmp_path):
+    record_all(cfg)
+    bad = cfg.evals_dir / "evidence/alpha/skill-agent/run1/alpha-break/1/meta.json"
+    bad.write_text('{"schema_version": 1}')
+    st = do_stage(cfg, tmp_path)
+    text = st.stage_path.read_text()
+    assert str(cfg.root) not in text and str(tmp_path) not in text
+    assert "alpha/skill-agent/run1/alpha-break/1/meta.json" in text  # named relative to the raw root

@@ -18,7 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from skill_eval import __version__, freshness, hashing, schemas, selection, strict
+from skill_eval import __version__, formats, freshness, hashing, schemas, selection, strict
 from skill_eval.config import Config
 from skill_eval.errors import ConfigError, SkillEvalError, message_of
 from skill_eval.generate import SKILL_DOMAIN
@@ -71,6 +71,26 @@ def released_skills(cfg: Config, ref: str, names: list[str]) -> dict[str, Any]:
     return {"ref": ref, "commit": commit, "skills": dict(sorted(skills.items()))}
 
 
+def read_meta(path: Path, label: str, cap: int | None) -> dict[str, Any]:
+    """meta.json, strictly, named by its raw-root-relative label (errors never carry a local path).
+
+    An older version is upgraded when this skill-eval has the migration; a newer one is refused.
+    """
+    rec = strict.loads_json(strict.decode_utf8(strict.read_bytes(path, max_bytes=cap), label), label)
+    version = rec.get("schema_version") if isinstance(rec, dict) else None
+    if isinstance(version, int) and (("meta", version) in formats.UPGRADES or version > formats.FORMATS["meta"]):
+        rec = formats.upgrade(rec, "meta", label)
+    return schemas.validate(rec, "meta", label)
+
+
+def local_free(text: str, *roots: Path) -> str:
+    """Replace absolute producer-local prefixes in a reason with nothing: the stage names no local path."""
+    for root in roots:
+        for form in {str(root), str(root.resolve())}:
+            text = text.replace(form + "/", "").replace(form, ".")
+    return text
+
+
 def scan_raw(cfg: Config, raw_root: Path) -> dict[tuple[str, str], list[tuple[str, dict[str, Any] | None, str | None]]]:
     """(scenario, arm) -> [(bundle path relative to raw_root, meta or None, problem or None)]."""
     out: dict[tuple[str, str], list[tuple[str, dict[str, Any] | None, str | None]]] = defaultdict(list)
@@ -82,7 +102,7 @@ def scan_raw(cfg: Config, raw_root: Path) -> dict[tuple[str, str], list[tuple[st
             continue
         rel = "/".join(parts)
         try:
-            meta = schemas.validate(strict.load_json(meta_path, max_bytes=cfg.max_bundle_file_bytes), "meta", meta_path)
+            meta = read_meta(meta_path, f"{rel}/meta.json", cfg.max_bundle_file_bytes)
         except SkillEvalError as exc:  # attributed by its path, so it fails its case instead of vanishing
             arm = "released:" + parts[1][len("released-"):] if parts[1].startswith("released-") else parts[1]
             out[(parts[3], arm)].append((rel, None, message_of(exc)))
@@ -139,7 +159,7 @@ def run_entry(cfg: Config, cur: freshness.Current, catalog: Catalog, raw_root: P
             state = "incomplete" if reasons else "pass"
     entry.setdefault("failures", [])
     entry.setdefault("not_judged", [])
-    entry["state"], entry["reasons"] = state, reasons
+    entry["state"], entry["reasons"] = state, [local_free(r, raw_root, cfg.root) for r in reasons]
     return entry
 
 

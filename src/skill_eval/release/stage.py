@@ -68,6 +68,10 @@ def render(cfg: Config, *, session: str, source: str, released_ref: str | None, 
     }
     record["seal"] = seal_of(record)
     schemas.validate(record, "release_stage", "rendered stage")
+    text = canonical_bytes(record).decode("utf-8")
+    for local in {str(cfg.root), str(cfg.root.resolve())}:
+        if local in text:  # a bug, not bad input: the stage must never carry a producer-local path
+            raise RuntimeError(f"refusing to write a stage that contains the local path {local!r}")
     return record
 
 
