@@ -464,7 +464,8 @@ def test_credential_free_gates_really_run_and_record_failures(cfg):
     """The real pr steps: the scenario edit left the pack stale, so the pack gate fails; skips are recorded."""
     checks = flow.credential_free_checks(cfg, ("surface", "golden"))
     status = {c["gate"]: c["status"] for c in checks}
-    assert status["pack"] == "fail" and status["surface"] == "skipped" and status["golden"] == "skipped"
+    assert status["pack"] == "fail" and status["surface"] == "skipped"
+    assert status.get("golden", "skipped") == "skipped"  # omitted where the pr profile says it does not apply
     assert status["check_skills"] == "pass"
 
 
