@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 NOX := $(VENV)/bin/nox
 
-.PHONY: pr test lint e2e pack generate eval-risk eval-full eval-dogfood scorecard clean
+.PHONY: pr test lint e2e pack generate eval-risk eval-full eval-dogfood scorecard release clean
 
 $(VENV)/.bootstrapped: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,9 @@ eval-dogfood: $(VENV)/.bootstrapped   ## re-record this repository's committed e
 
 scorecard: $(VENV)/.bootstrapped   ## scorecard.json / .md / .html of the committed evidence, in build/scorecard/
 	$(VENV)/bin/skill-eval scorecard --out build/scorecard
+
+release: $(VENV)/.bootstrapped   ## sealed release stage + worksheet in build/release/dogfood/ (WORKSHEET=... to resume)
+	$(NOX) -s release $(if $(WORKSHEET),-- --worksheet $(WORKSHEET))
 
 clean:
 	rm -rf .nox .pytest_cache .ruff_cache

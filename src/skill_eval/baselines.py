@@ -95,6 +95,9 @@ def gate(cfg: Config, grades: list[Grade], stage: str = "merge") -> list[str]:
             continue
         for d, (passed, total) in per_dim.items():
             if total == 0:
+                if stage == "release":  # a release may not skip a gated dimension for lack of runs
+                    problems.append(f"baseline: {t.skill}/{t.agent}/{t.model} dimension {d} has no counted run "
+                                    "(not judged); the release gate needs judged evidence")
                 continue
             recorded = base["dimensions"].get(str(d))
             if recorded is None:

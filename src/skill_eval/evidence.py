@@ -307,6 +307,8 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
             c = g.checks.get(name)
             if c is not None and c.failed:
                 report.errors.append(f"bad bundle: evidence/{f.rel}: {name}: " + "; ".join(c.reasons[:3]))
+        if stage == "release":
+            report.errors += release_problems(f.rel, _meta_of(cfg, f.rel), g)
     if deferrals is not None:
         report.pending += deferrals.pending_lines()
         report.errors += deferrals.problems()
@@ -315,6 +317,21 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
     report.errors += baselines.gate(cfg, report.grades, stage)
     report.errors += gates.trigger_gate(cfg, report.grades, {p.id: p.expected_skill for p in catalog.prompts.values()})
     return report
+
+
+def release_problems(rel: str, meta: dict[str, Any] | None, g: Grade) -> list[str]:
+    """The release pass rule for one bundle (DESIGN §10): judged, real-model evidence only.
+
+    The merge gate counts an unjudged 4/5 as complete; a release may not, and evidence
+    recorded against a scripted model server proves the harness, not a model's behaviour.
+    """
+    out = []
+    if meta is not None and meta.get("scripted") is True:
+        out.append(f"incomplete: evidence/{rel} was recorded with a scripted model ({meta.get('model')}); "
+                   "a release needs real-model evidence")
+    if g.kind == "behavioral" and g.incomplete():
+        out.append(f"incomplete: evidence/{rel}: dimension(s) {g.incomplete()} not judged; run `skill-eval judge`")
+    return out
 
 
 def pending_from_expected(cfg: Config, reason: str, *, select_fn=None, expected_fn=None) -> dict[str, Any]:

@@ -26,6 +26,10 @@ FORMATS: dict[str, int] = {
     "judgments": 1,
     "cli_surface": 1,
     "shim_config": 1,
+    "release_stage": 1,  # release flow (DESIGN §10): sealed stage, worksheet, waiver, report
+    "release_worksheet": 1,
+    "release_waiver": 1,
+    "release_report": 1,
 }
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]

@@ -1,0 +1,128 @@
+"""`skill-eval release stage|resume|verify`: the release evaluation (DESIGN §10), human in the loop.
+
+  stage   run the credential-free gates, freeze every input by digest, grade the evidence and
+          write a sealed stage.json plus worksheet.yaml into <out>/<session>/, then stop.
+          Evidence comes from the committed evidence tree (default: offline, no model), or with
+          --run from fresh runs of every required arm, exactly once, into the session's raw/.
+  resume  STAGE --worksheet W [--waiver F]: recheck the seal and every frozen input against the
+          checkout, then write report.json (canonical) and report.md. Exit 0 for pass/waived,
+          1 for fail/incomplete (both block a release).
+  verify  FILE... --allowed-signers F: check SSH signatures (and a stage's seal).
+
+Scripted-model evidence never completes a release arm: a repository whose evidence is
+scripted stages and reports `incomplete`, honestly.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+from pathlib import Path
+
+from skill_eval import config
+from skill_eval.errors import InputError
+from skill_eval.output import emit
+
+NAME = "release"
+HELP = "release evaluation: stage (sealed, stops for a human worksheet), resume (report), verify (signatures)"
+DESCRIPTION = __doc__
+DEFAULT_OUT = "build/release"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=("stage", "resume", "verify"))
+    p.add_argument("targets", nargs="*", type=Path, help="resume: the stage.json; verify: stage.json / report.json files")
+    p.add_argument("--session", default=None, help="stage: session id (default: r<UTC timestamp>)")
+    p.add_argument("--out", type=Path, default=None, help=f"stage: parent of the session directory (default: {DEFAULT_OUT}); "
+                   "resume: where the report goes (default: beside the stage)")
+    p.add_argument("--released", default=None, metavar="REF", help="stage: git ref of the prior release (released:<REF> arm)")
+    p.add_argument("--skip", action="append", default=[], metavar="GATE",
+                   help="stage: do not run this credential-free gate (recorded as skipped: the release stays incomplete)")
+    p.add_argument("--force", action="store_true", help="stage: replace an existing stage of the same session")
+    p.add_argument("--run", action="store_true", help="stage: record every required arm once into the session's raw/ first")
+    p.add_argument("--agent", default=None, help="--run: adapter (default: [agent] adapter)")
+    p.add_argument("--model", default=None, help="--run: model id")
+    p.add_argument("--model-server", default=None, metavar="scripted:PATH", help="--run: scripted model turns (yields incomplete)")
+    p.add_argument("--base-url", default=None, help="--run: OpenAI-style endpoint for openai-compatible")
+    p.add_argument("--agent-binary", default=None, help="--run: path of the agent CLI")
+    p.add_argument("-j", "--jobs", type=int, default=1, help="--run: parallel runs")
+    p.add_argument("--worksheet", type=Path, default=None, help="resume: the filled worksheet")
+    p.add_argument("--waiver", type=Path, default=None, help="resume: a waiver covering exactly the incomplete cases")
+    p.add_argument("--sign", type=Path, default=None, metavar="KEY", help="stage/resume: sign with this SSH private key")
+    p.add_argument("--allowed-signers", type=Path, default=None,
+                   help="verify (required) / resume (optional): OpenSSH allowed-signers file")
+
+
+def _stage(args: argparse.Namespace) -> int:
+    from skill_eval.release import flow
+
+    cfg = config.load(args.root)
+    session = args.session or datetime.now(UTC).strftime("r%Y%m%dt%H%M%Sz")
+    out = args.out if args.out is not None else cfg.root / DEFAULT_OUT
+    source = "evidence"
+    if args.run:
+        from skill_eval.release import record
+
+        record.record_session(cfg, out_dir=out, session=session, released_ref=args.released, args=args)
+        source = "session"
+    checks = flow.credential_free_checks(cfg, tuple(args.skip))
+    st = flow.stage(cfg, out_dir=out, session=session, source=source, released_ref=args.released, checks=checks,
+                    sign_key=args.sign, force=args.force or args.run)
+    cases = st.record["snapshot"]["cases"]
+    counts: dict[str, int] = {}
+    for c in cases.values():
+        counts[c["state"]] = counts.get(c["state"], 0) + 1
+    failed = [c["gate"] for c in checks if c["status"] == "fail"]
+    lines = [f"release stage {session}: {len(cases)} case(s) ({', '.join(f'{v} {k}' for k, v in sorted(counts.items())) or 'none'}), "
+             f"seal {st.record['seal'][:16]}", f"  stage:     {st.stage_path}", f"  worksheet: {st.worksheet_path}"]
+    if st.signature:
+        lines.append(f"  signature: {st.signature}")
+    lines += [f"  FAIL credential-free gate {g}" for g in failed]
+    lines.append("stopped for human review: fill the worksheet, then "
+                 f"`skill-eval release resume {st.stage_path} --worksheet {st.worksheet_path}`")
+    emit(args, lines, {"session": session, "stage": str(st.stage_path), "worksheet": str(st.worksheet_path),
+                       "seal": st.record["seal"], "checks": checks, "cases": counts})
+    return 1 if failed else 0
+
+
+def _resume(args: argparse.Namespace) -> int:
+    from skill_eval.release import flow
+
+    if len(args.targets) != 1 or args.worksheet is None:
+        raise InputError("resume needs exactly one STAGE and --worksheet", fix="skill-eval release resume STAGE --worksheet W")
+    cfg = config.load(args.root)
+    r = flow.resume(cfg, args.targets[0], args.worksheet, waiver_path=args.waiver, out_dir=args.out, sign_key=args.sign,
+                    allowed_signers=args.allowed_signers)
+    rec = r.record
+    lines = [f"release report {rec['session']}: {rec['outcome'].upper()}", *(f"  {x}" for x in rec["reasons"][:20]),
+             f"  report: {r.json_path}", f"  markdown: {r.md_path}"]
+    if r.signature:
+        lines.append(f"  signature: {r.signature}")
+    emit(args, lines, {"outcome": rec["outcome"], "reasons": rec["reasons"], "report": str(r.json_path), "markdown": str(r.md_path)})
+    return 0 if rec["outcome"] in ("pass", "waived") else 1
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from skill_eval import strict
+    from skill_eval.release import report as report_mod
+    from skill_eval.release import sign as sign_mod
+    from skill_eval.release import stage as stage_mod
+
+    if not args.targets or args.allowed_signers is None:
+        raise InputError("verify needs FILE... and --allowed-signers", fix="skill-eval release verify stage.json --allowed-signers F")
+    lines, results = [], []
+    for path in args.targets:
+        principal = sign_mod.verify(path, args.allowed_signers)
+        rec = strict.load_json(path)
+        if isinstance(rec, dict) and "seal" in rec:
+            stage_mod.decode(path)
+        else:
+            report_mod.decode(path)
+        lines.append(f"ok {path}: signed by {principal}")
+        results.append({"file": str(path), "principal": principal})
+    emit(args, lines, {"verified": results})
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    return {"stage": _stage, "resume": _resume, "verify": _verify}[args.action](args)

@@ -1,0 +1,47 @@
+"""Release evaluation (DESIGN §10, the task-tool seed's contract): stage -> worksheet -> resume -> report.
+
+`release stage` freezes every input of a release decision by digest (case set, assertions,
+candidate and released skill bytes, agent binaries, harness, raw evidence file by file),
+grades the evidence, renders a canonical *sealed* stage plus a human worksheet, and stops.
+`release resume` decodes that stage, rechecks its seal, recomputes the same snapshot from the
+current checkout and refuses any difference (naming it), then renders the report from the
+stage and the human's worksheet. Nothing here invents a comparison, edits a skill, or trusts
+a file it did not re-derive: the stage is a claim about the inputs, checked again at resume.
+
+Module map: `snapshot` (what is frozen and how a case's evidence state is derived), `stage`
+(seal, canonical bytes, decode, diff), `worksheet`, `waiver`, `report` (outcome rule, JSON and
+Markdown), `sign` (opt-in SSH signatures), `publication` (build digest of the published trees).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+STAGE_FILE = "stage.json"
+WORKSHEET_FILE = "worksheet.yaml"
+REPORT_JSON = "report.json"
+REPORT_MD = "report.md"
+RAW_DIR = "raw"
+SIG_SUFFIX = ".sig"
+SIGN_NAMESPACE = "skill-eval"
+
+COMPARISONS = ("better", "same", "worse", "candidate-only", "inconclusive")
+OUTCOMES = ("pass", "fail", "incomplete", "waived")
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Temp file in the same directory, fsync, rename: a reader never sees half a stage or report."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o644)  # stages and reports are shared artifacts, not secrets
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

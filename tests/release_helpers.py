@@ -1,0 +1,84 @@
+"""Support for the release tests: a two-case host (mini_repo) and runs recorded as bundles.
+
+Bundles are written with `golden.write_bundle`, digests taken from the current checkout so the
+runs are fresh; `judged=True` adds passing 4/5 judgments, `scripted=True` marks scripted turns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import git, git_commit_all, write
+
+from skill_eval import config, freshness
+from skill_eval.golden import RecordedCall, RecordedOutput, envelope, write_bundle
+
+SCENARIOS = """\
+schema_version: 1
+scenarios:
+  - {id: alpha-break, skill: alpha, category: A, status: ready, prompt: "does it break?", fixture: case-one,
+     invocation_class: single-pair, human_review_questions: ["Did it name the removed widget?"]}
+  - {id: beta-same, skill: beta, category: A, status: ready, prompt: "same?", fixture: case-two, invocation_class: single-pair,
+     human_review_questions: ["Did it avoid inventing work?"]}
+"""
+VERDICT = {"alpha-break": ("BROKEN", 4, "case-one"), "beta-same": ("OK", 0, "case-two")}
+SKILL = {"alpha-break": "alpha", "beta-same": "beta"}
+JUDGED = {"schema_version": 1, "judgments": [
+    {"dimension": d, "passed": True, "score": 1, "judge_model": "judge-m", "judge_version": "1", "rubric_version": "1",
+     "prompt_sha256": "0" * 64, "rationale": "ok", "judged_at": "2026-11-30T00:00:00Z"} for d in (4, 5)]}
+
+
+def setup_host(root: Path) -> config.Config:
+    """mini_repo with two ready scenarios (one per skill), tagged v1 as the released baseline."""
+    write(root, "evals/scenarios.yaml", SCENARIOS)
+    toml = (root / "skill-eval.toml").read_text()
+    (root / "skill-eval.toml").write_text(toml.replace('verdict_path = "verdict"', 'verdict_path = "verdict"\nevidence_path = "evidence_tiers"'))
+    git_commit_all(root, "release cases")
+    git(root, "tag", "v1")
+    return config.load(root)
+
+
+def rubric_version(cfg: config.Config) -> str:
+    from skill_eval.content import load_rubric
+
+    return load_rubric(cfg).version
+
+
+def record_run(cfg: config.Config, scenario: str, arm: str, k: int, *, verdict: str | None = None, judged: bool = True,
+               scripted: bool = False, status: str = "complete", root: Path | None = None, run_id: str = "run1",
+               released_digest: str | None = None) -> Path:
+    want, code, fixture = VERDICT[scenario]
+    verdict = verdict or want
+    skill = SKILL[scenario]
+    cur = freshness.current(cfg)
+    digests = {"harness": cur.digest("harness"), "surface": cur.surface, f"scenario:{scenario}": cur.digest(f"scenario:{scenario}")}
+    if not arm.startswith("released:"):
+        digests[f"skill:{skill}"] = cur.digest(f"skill:{skill}")
+    meta: dict[str, Any] = {
+        "schema_version": 1, "kind": "behavioral", "arm": arm, "run_id": run_id, "k": k, "skill": skill, "scenario": scenario,
+        "agent": {"name": "claude-code", "version": "2.0", "binary_sha256": "a" * 64}, "model": "real-model-1",
+        "adapter_tier": "1", "runner_version": "0.1.0", "digests": digests, "observed_inputs": [],
+        "started_at": "2026-11-30T00:00:00Z", "finished_at": "2026-11-30T00:01:00Z", "status": status,
+        "scripted": scripted, "extra": {"released_skill_digest": released_digest} if released_digest else {},
+    }
+    if status != "complete":
+        meta["status_reason"] = "timeout"
+    report = json.dumps({"verdict": verdict, "evidence_tiers": ["full"]}).encode()
+    fx = cfg.evals_dir / "fixtures" / fixture
+    extra: dict[str, Any] = {}
+    if "inputs" in {f.name for f in dataclasses.fields(RecordedCall)}:  # call v2: the runner's input digests
+        extra["inputs"] = [{"arg": i, "path": name, "kind": "file", "sha256": hashlib.sha256((fx / name).read_bytes()).hexdigest(),
+                            "stable": True} for i, name in ((2, "old.w"), (3, "new.w"))]
+    call = RecordedCall(argv=["tool", "compare", "old.w", "new.w", "-o", "json=r.json"], exit_code=code if verdict == want else 0,
+                        outputs=[RecordedOutput("-o", "json", "r.json", "file", report)], **extra)
+    base = root if root is not None else cfg.evals_dir / "evidence"
+    dest = base / skill / arm.replace(":", "-") / run_id / scenario / str(k)
+    rv = rubric_version(cfg)
+    judgments = {"schema_version": 1, "judgments": [dict(j, rubric_version=rv) for j in JUDGED["judgments"]]} if judged else None
+    claim = {"verdict": verdict, "confident": True, "evidence": [1]}
+    return write_bundle(dest, meta=meta, calls=[call], events=[{"type": "skill_activated", "skill": skill, "tier": "1"}]
+                        if arm != "baseline" else [], final=envelope(claim), subject=cfg.subject, judgments=judgments)
