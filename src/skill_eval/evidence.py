@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skill_eval import baselines, formats, fsio, gates, regrade, schemas, strict
+from skill_eval import baselines, formats, fsio, gates, isolation, regrade, schemas, strict
+from skill_eval import bundle as bundle_mod
 from skill_eval.config import Config
 from skill_eval.errors import SkillEvalError, message_of
 from skill_eval.graders import ZERO_TOLERANCE_DEFAULT, Catalog, Grade, grade_bundle
-from skill_eval.isolation import CONTROL_ARMS
 
 EVIDENCE = "evidence"
 PENDING = "evidence-pending.yaml"
@@ -237,8 +237,6 @@ def is_aa(rel: str) -> bool:
 def contamination_of(cfg: Config, path: Path) -> list[str]:
     """Why a control-arm bundle is not a clean control ([] when clean): the shared rule
     (isolation.contamination) plus a fail-closed demand that the runner attested arm isolation."""
-    from skill_eval import bundle as bundle_mod, isolation
-
     b = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes)
     if b.meta is None:
         return []  # unreadable: reported as such elsewhere
@@ -306,7 +304,7 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
                 report.errors.append(f"extra: evidence/{f.rel} is an A/A run of a slot no suite expects (unknown item, arm or k)")
         elif f.slot is not None:
             by_slot[f.slot].append(f)
-        if f.slot is not None and f.grade is not None and f.slot.arm in CONTROL_ARMS:
+        if f.slot is not None and f.grade is not None and isolation.is_control(f.slot.arm):
             for why in contamination_of(cfg, evidence_dir(cfg) / f.rel):
                 report.errors.append(f"contaminated: evidence/{f.rel}: {why}")
     for slot, fs in sorted(by_slot.items()):
