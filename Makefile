@@ -36,9 +36,10 @@ eval-risk: $(VENV)/.bootstrapped   ## record fresh evidence for the risk suite o
 eval-full: $(VENV)/.bootstrapped
 	$(VENV)/bin/skill-eval run --suite full
 
-eval-dogfood: $(VENV)/.bootstrapped   ## re-record this repository's committed evidence: real Claude Code CLI, scripted model turns
+eval-dogfood: $(VENV)/.bootstrapped   ## re-record this repository's committed evidence (skill-agent and baseline arms): real Claude Code CLI, scripted model turns
 	$(VENV)/bin/python scripts/install_agent_clis.py
 	$(VENV)/bin/skill-eval run --suite risk --agent claude-code --model-server scripted:agent-evals/skills/model-scripts/careful -j 2
+	$(VENV)/bin/skill-eval run --suite risk --arm baseline --agent claude-code --model-server scripted:agent-evals/skills/model-scripts/baseline -j 2
 
 scorecard: $(VENV)/.bootstrapped   ## scorecard.json / .md / .html of the committed evidence, in build/scorecard/
 	$(VENV)/bin/skill-eval scorecard --out build/scorecard

@@ -17,10 +17,10 @@ from skill_eval import baselines, cli, evidence, gates
 from skill_eval.graders import Catalog
 
 
-def expected_fn(items):
-    def fn(cfg, suite_obj):
-        return [SimpleNamespace(kind="behavioral", skill=SKILL, arm="skill-agent", item_id=i, k=k)
-                for i in suite_obj.items for k in range(cfg.k)]
+def expected_fn(items, honour_arms=False):
+    def fn(cfg, suite_obj, arms=("skill-agent",)):
+        return [SimpleNamespace(kind="behavioral", skill=SKILL, arm=a, item_id=i, k=k)
+                for a in (arms if honour_arms else ("skill-agent",)) for i in suite_obj.items for k in range(cfg.k)]
     return fn
 
 

@@ -54,6 +54,7 @@ def clean_baseline():
     meta, events = committed()
     meta["arm"] = "baseline"
     meta["extra"]["installed_skills"] = []
+    meta["arm_isolation"] = {"discoverable": [], "read": []}  # runner attestation (absent in older bundles)
     meta["digests"] = {k: v for k, v in meta["digests"].items() if not k.startswith("skill:")}
     meta["observed_inputs"] = [o for o in meta["observed_inputs"] if f"/{SKILL}/" not in o["path"]]
     events = [e for e in events if e.get("type") not in ("skill_activated", "skill_file_read")
@@ -83,7 +84,10 @@ def test_the_committed_skill_agent_bundle_relabelled_baseline_fails_on_every_sig
     assert "runner read .agents/skills/abi-compat-review/SKILL.md" in reasons
     assert "activated the skill under test" in reasons
     observed = [o for o in meta["observed_inputs"] if o["path"].startswith(f".agents/skills/{SKILL}/")]
-    assert len(found) == 3 + len(observed)  # installed, digest, activated + one per file the runner read
+    attested = sum(1 for f in ("discoverable", "read") if (meta.get("arm_isolation") or {}).get(f))
+    if "arm_isolation" in meta:  # the runner's attestation (recorded since the arms work) names it too
+        assert "arm_isolation.discoverable names the skill under test" in reasons and attested == 2
+    assert len(found) == 3 + len(observed) + attested  # installed, digest, activated, one per file read, attestation
 
 
 @pytest.mark.parametrize("arm", ["baseline", "docs"])

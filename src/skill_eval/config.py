@@ -135,6 +135,12 @@ class Config:
     raw: dict[str, Any]
     stats: Stats = Stats()
     prices: dict[str, Price] = field(default_factory=dict)
+    # evidence profile (pr | release) -> arms whose bundles it requires; skill-agent always included
+    arms: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(ARMS_DEFAULT))
+
+    def required_arms(self, stage: str) -> tuple[str, ...]:
+        """Arms the evidence gate expects for a stage (merge -> the `pr` profile, release -> `release`)."""
+        return self.arms.get("release" if stage == "release" else "pr", ARMS_DEFAULT["pr"])
 
     def path(self, rel: str) -> Path:
         return self.root / rel
@@ -258,6 +264,22 @@ def _subject(source: Path, s: dict[str, Any] | None) -> SubjectProfile:
     )
 
 
+ARMS_DEFAULT: dict[str, tuple[str, ...]] = {"pr": ("skill-agent",), "release": ("skill-agent",)}
+
+
+def _arms(source: Path, evals: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """[evals.arms]: release defaults to pr's list; skill-agent is mandatory (the trigger corpus and the
+    pass^k gates are judged on it, so a profile without it would require no gradeable evidence)."""
+    spec = evals.get("arms") or {}
+    pr = tuple(spec.get("pr", ARMS_DEFAULT["pr"]))
+    arms = {"pr": pr, "release": tuple(spec.get("release", pr))}
+    for profile, names in arms.items():
+        if "skill-agent" not in names:
+            raise ConfigError(f"evals.arms.{profile} does not include skill-agent", source=str(source),
+                              field=f"evals.arms.{profile}", fix='add "skill-agent" to the list')
+    return arms
+
+
 def _build(root: Path, source: Path, raw: dict[str, Any]) -> Config:
     subject = _subject(source, raw.get("subject"))
     skills = raw["skills"]
@@ -282,4 +304,5 @@ def _build(root: Path, source: Path, raw: dict[str, Any]) -> Config:
         raw=raw,
         stats=Stats(**raw.get("stats", {})),
         prices={model: Price(**p) for model, p in raw.get("prices", {}).items()},
+        arms=_arms(source, evals),
     )

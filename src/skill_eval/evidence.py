@@ -9,6 +9,18 @@
 3. Re-grade every bundle and apply the gates: pass^k for 2/6, baselines for 1/3 (and 4/5
    in the release stage), trigger activation thresholds.
 
+Arms (DESIGN §11): the expected set is built per arm the stage's profile requires
+(`[evals] arms`, pr for the merge stage, release for release; default skill-agent only):
+behavioural scenarios for every required arm, trigger prompts for skill-agent only. A bundle
+of an arm no profile requires is "extra". A baseline/docs bundle fails as **contaminated**
+when the skill under test was discoverable or read (isolation.contamination, plus the
+runner's `meta.arm_isolation` attestation, whose absence fails closed). The pass^k,
+baseline and trigger gates judge skill-agent only; other arms' grades are lift evidence.
+A/A calibration bundles (`run --aa`, run id ending `-aa`) are allowed alongside the slot
+they repeat: checked for readability, freshness and contamination like any bundle, never
+"duplicated", never missing, never counted toward pass^k (the scorecard uses them for the
+noise floor).
+
 Missing evidence and stale evidence fail the same way. With no evidence recorded yet,
 `evidence-pending.yaml` names the (kind, item) pairs still pending, with a reason: each
 is printed loudly, excuses only a *missing* bundle in the merge stage, and is itself an
@@ -24,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skill_eval import baselines, formats, fsio, gates, regrade, schemas, strict
+from skill_eval import baselines, formats, fsio, gates, isolation, regrade, schemas, strict
+from skill_eval import bundle as bundle_mod
 from skill_eval.config import Config
 from skill_eval.errors import SkillEvalError, message_of
 from skill_eval.graders import ZERO_TOLERANCE_DEFAULT, Catalog, Grade, grade_bundle
@@ -32,6 +45,7 @@ from skill_eval.graders import ZERO_TOLERANCE_DEFAULT, Catalog, Grade, grade_bun
 EVIDENCE = "evidence"
 PENDING = "evidence-pending.yaml"
 LAYOUT_DEPTH = 5  # <skill|trigger>/<arm>/<run-id>/<item>/<k>
+AA_SUFFIX = "-aa"
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -205,8 +219,32 @@ def _deferrals(cfg: Config, stage: str):
     return rerecord.Deferrals(cfg, freshness.current(cfg), stage)
 
 
-def _slots(cfg: Config, suite_obj: Any, expected_fn: Callable[..., Any]) -> set[Slot]:
-    return {Slot(e.kind, e.skill, e.arm, e.item_id, e.k) for e in expected_fn(cfg, suite_obj)}
+def _slots(cfg: Config, suite_obj: Any, expected_fn: Callable[..., Any], arms: tuple[str, ...]) -> set[Slot]:
+    return {Slot(e.kind, e.skill, e.arm, e.item_id, e.k) for e in expected_fn(cfg, suite_obj, arms=arms)}
+
+
+def _all_arms(cfg: Config) -> tuple[str, ...]:
+    """Every arm some profile requires: a bundle of one of them is never "extra", whatever the stage."""
+    return tuple(dict.fromkeys(a for names in cfg.arms.values() for a in names))
+
+
+def is_aa(rel: str) -> bool:
+    """An A/A calibration bundle (`skill-eval run --aa`): its run id (path-checked against meta) ends in -aa."""
+    parts = rel.split("/")
+    return len(parts) == LAYOUT_DEPTH and parts[2].endswith(AA_SUFFIX)
+
+
+def contamination_of(cfg: Config, path: Path) -> list[str]:
+    """Why a control-arm bundle is not a clean control ([] when clean): the shared rule
+    (isolation.contamination) plus a fail-closed demand that the runner attested arm isolation."""
+    b = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes)
+    if b.meta is None:
+        return []  # unreadable: reported as such elsewhere
+    reasons = isolation.contamination(b.meta, b.events or [], published=cfg.published)
+    if isolation.is_control(b.meta.get("arm")) and not isinstance(b.meta.get("arm_isolation"), dict):
+        reasons.append("meta.json has no arm_isolation attestation (discoverable/read skill files): "
+                       "isolation from the skill under test cannot be shown")
+    return reasons
 
 
 def check(cfg: Config, suite: str = "risk", base: str | None = None, stage: str = "merge", *,
@@ -247,19 +285,28 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
         return catalog_box[0]
     report = Report(suite, stage)
     chosen = select_fn(cfg, suite, base)
-    expected = _slots(cfg, chosen, expected_fn)
-    full = expected if suite == "full" else _slots(cfg, select_fn(cfg, "full", None), expected_fn)
+    # Expected: the stage's required arms (evals.arms). Not extra: any arm some profile requires.
+    expected = _slots(cfg, chosen, expected_fn, cfg.required_arms(stage))
+    full = _slots(cfg, chosen if suite == "full" else select_fn(cfg, "full", None), expected_fn, _all_arms(cfg))
     report.expected = len(expected)
     found, layout = _pass(cfg, fresh, get_catalog, shared, slim)
     report.errors += layout
     report.found = len(found)
 
     by_slot: dict[Slot, list[_Seen]] = defaultdict(list)
+    aa: list[_Seen] = []  # A/A calibration bundles: checked like any bundle, never counted toward the gates
     for f in found:
         for p in f.problems:
             report.errors.append(f"unreadable: evidence/{f.rel}: {p}")
-        if f.slot is not None:
+        if f.slot is not None and is_aa(f.rel):
+            aa.append(f)
+            if f.slot not in full:
+                report.errors.append(f"extra: evidence/{f.rel} is an A/A run of a slot no suite expects (unknown item, arm or k)")
+        elif f.slot is not None:
             by_slot[f.slot].append(f)
+        if f.slot is not None and f.grade is not None and isolation.is_control(f.slot.arm):
+            for why in contamination_of(cfg, evidence_dir(cfg) / f.rel):
+                report.errors.append(f"contaminated: evidence/{f.rel}: {why}")
     for slot, fs in sorted(by_slot.items()):
         if len(fs) > 1:
             report.errors.append(f"duplicated: {slot.kind} {slot.item} [{slot.arm}] k={slot.k} has {len(fs)} bundles: "
@@ -302,7 +349,8 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
             stale = []  # reviewed, expiring, digest-bound deferral (rerecord.py): listed as pending below
         for p in stale:
             report.errors.append(f"stale: evidence/{f.rel}: {p}")
-        report.grades.append(g)
+        if not is_aa(f.rel):  # A/A runs calibrate the scorecard's noise floor; pass^k counts the main run
+            report.grades.append(g)
         for name in ("bundle", "oracle"):
             c = g.checks.get(name)
             if c is not None and c.failed:
@@ -313,9 +361,13 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
         report.pending += deferrals.pending_lines()
         report.errors += deferrals.problems()
     zero = catalog.rubric.zero_tolerance if catalog.rubric else ZERO_TOLERANCE_DEFAULT
-    report.errors += gates.pass_k([g for g in report.grades if g.kind == "behavioral"], cfg.k, tuple(zero))
-    report.errors += baselines.gate(cfg, report.grades, stage)
-    report.errors += gates.trigger_gate(cfg, report.grades, {p.id: p.expected_skill for p in catalog.prompts.values()})
+    # The quality gates judge the arm that ships (skill-agent). Comparison arms must be present, fresh,
+    # well-formed and uncontaminated (above), but their grades are lift evidence: a baseline failing
+    # dimension 6 is the skill's point, not a regression of it.
+    shipped = [g for g in report.grades if g.meta.get("arm") == "skill-agent"]
+    report.errors += gates.pass_k([g for g in shipped if g.kind == "behavioral"], cfg.k, tuple(zero))
+    report.errors += baselines.gate(cfg, shipped, stage)
+    report.errors += gates.trigger_gate(cfg, shipped, {p.id: p.expected_skill for p in catalog.prompts.values()})
     return report
 
 
@@ -338,7 +390,7 @@ def pending_from_expected(cfg: Config, reason: str, *, select_fn=None, expected_
     """An evidence-pending.yaml body naming every full-suite (kind, item) that has no evidence yet."""
     if select_fn is None or expected_fn is None:
         select_fn, expected_fn = _default_selection()
-    full = _slots(cfg, select_fn(cfg, "full", None), expected_fn)
+    full = _slots(cfg, select_fn(cfg, "full", None), expected_fn, _all_arms(cfg))
     found, _ = scan(cfg)
     have = {(f.slot.kind, f.slot.item) for f in found if f.slot}
     items = sorted({(s.kind, s.item) for s in full} - have)

@@ -83,15 +83,26 @@ def current(cfg: Config) -> Current:
 
 
 def required_keys(meta: dict[str, Any], cur: Current) -> list[str]:
-    """The digests a bundle of this kind must carry."""
+    """The digests a bundle of this kind and arm must carry (what its result depends on).
+
+    Every bundle: the harness and the subject surface. Behavioural: its scenario, plus the skills
+    the arm put in front of the agent — the scenario's skill for skill-agent and skill (body in the
+    prompt); every skill for siblings (all installed: any sibling's change can move the result).
+    baseline/docs installed no skill, so the skill under test is *not* a dependency: editing it
+    leaves a baseline bundle fresh (that is what makes it a stable control), and a control bundle
+    recording skill:<name> is contamination evidence instead (isolation.contamination). released:<ref>
+    depends on the released bytes (meta extra.released_skill_digest), not the working tree's skill.
+    Trigger bundles (skill-agent only): the corpus and every skill's description.
+    """
     keys = ["harness", SURFACE]
+    arm = str(meta.get("arm", ""))
+    if meta.get("kind") == "trigger" or arm == "siblings":
+        keys.extend(f"skill:{name}" for name in cur.skills)
     if meta.get("kind") == "trigger":
         keys.append("corpus")
-        keys.extend(f"skill:{name}" for name in cur.skills)
     else:
         if meta.get("scenario"):
             keys.append(f"scenario:{meta['scenario']}")
-        arm = str(meta.get("arm", ""))
         if meta.get("skill") and arm not in ("baseline", "docs") and not arm.startswith("released:"):
             keys.append(f"skill:{meta['skill']}")
     return sorted(set(keys))

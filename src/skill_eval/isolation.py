@@ -11,7 +11,8 @@ bundle fails as contaminated on any of:
 - meta `digests` holds `skill:<skill>` (the runner hashed that skill's tree into this run);
 - an `observed_inputs` path lies inside `<published root>/<skill>/` (the runner read its bytes);
 - a `skill_activated` or `skill_file_read` event names the skill (the agent reached it);
-- a `tool_call` input mentions `<skill>/SKILL.md` (the agent went looking for it by path).
+- a `tool_call` input mentions `<skill>/SKILL.md` (the agent went looking for it by path);
+- meta `arm_isolation` (the runner's attestation) lists a discoverable or read file of the skill.
 
 Pure functions over already-parsed data, so the evidence gate and the scorecard share one rule.
 """
@@ -53,6 +54,11 @@ def contamination(meta: Mapping[str, Any], events: Iterable[Mapping[str, Any]], 
         path = str(entry.get("path", "")) if isinstance(entry, Mapping) else ""
         if any(path.startswith(f"{root.rstrip('/')}/{skill}/") for root in published):
             reasons.append(f"{arm} run's runner read {path} (a file of the skill under test)")
+    attested = meta.get("arm_isolation") if isinstance(meta.get("arm_isolation"), Mapping) else {}
+    for field in ("discoverable", "read"):
+        hits = [str(p) for p in attested.get(field) or () if str(p).split("/", 1)[0] == skill]
+        if hits:
+            reasons.append(f"{arm} run's arm_isolation.{field} names the skill under test: {', '.join(hits[:3])}")
     needle = f"{skill}/SKILL.md"
     for i, ev in enumerate(events, start=1):
         kind = ev.get("type")

@@ -105,7 +105,19 @@ def select(cfg: Config, suite: str = "risk", base: str | None = None, cur: Curre
     return Suite(suite, tuple(affected), tuple(moved), picked, prompts, chosen)
 
 
-def expected_bundles(cfg: Config, suite: Suite, arm: str = "skill-agent") -> list[ExpectedBundle]:
-    out = [ExpectedBundle("behavioral", s.skill, arm, s.id, k) for s in suite.scenarios for k in range(cfg.k)]
-    out += [ExpectedBundle("trigger", "trigger", arm, p.id, k) for p in suite.prompts for k in range(cfg.k)]
+def expected_bundles(cfg: Config, suite: Suite, arm: str | None = None, *,
+                     arms: tuple[str, ...] | list[str] | None = None) -> list[ExpectedBundle]:
+    """The bundles a suite demands: `arm` alone, else `arms`, else the `pr` profile's required arms.
+
+    Behavioural scenarios are expected for every arm (lift pairs them by scenario). Trigger prompts
+    only for skill-agent: a trigger run measures whether the agent *activates* an offered skill, and
+    only skill-agent offers skills by description (baseline/docs/skill install none, siblings is an
+    interference measure on behavioural work), so another arm's trigger bundle would grade nothing.
+    """
+    chosen = (arm,) if arm else tuple(arms) if arms else cfg.required_arms("merge")
+    out: list[ExpectedBundle] = []
+    for a in chosen:
+        out += [ExpectedBundle("behavioral", s.skill, a, s.id, k) for s in suite.scenarios for k in range(cfg.k)]
+        if a == "skill-agent":
+            out += [ExpectedBundle("trigger", "trigger", a, p.id, k) for p in suite.prompts for k in range(cfg.k)]
     return sorted(out)

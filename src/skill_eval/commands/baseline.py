@@ -29,7 +29,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _grades(cfg):
     catalog = Catalog(cfg)
     found, _ = evidence.scan(cfg)
-    return [grade_bundle(f.path, catalog) for f in found if f.meta is not None], catalog
+    # A/A calibration runs (run --aa) are a second sample of the same slots: never part of a baseline
+    return [grade_bundle(f.path, catalog) for f in found if f.meta is not None and not evidence.is_aa(f.rel)], catalog
 
 
 def run(args: argparse.Namespace) -> int:

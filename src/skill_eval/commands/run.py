@@ -41,7 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="replay scripted model turns from a file or a directory of <item-id>.yaml (trigger/<id>.yaml)")
     p.add_argument("--base-url", default=None, help="OpenAI-style endpoint for --agent openai-compatible")
     p.add_argument("--agent-binary", default=None, help="path of the agent CLI (default: PATH, then .cache/agent-clis)")
-    p.add_argument("--arm", default="skill-agent", help="skill-agent | skill | docs | baseline | released:<ref>")
+    p.add_argument("--arm", default="skill-agent", help="skill-agent | skill | docs | baseline | siblings | released:<ref>")
     p.add_argument("-k", type=bounded_int(1, K_MAX), default=None, help=f"repetitions per item, 1..{K_MAX} (default: evals.k)")
     p.add_argument("-j", "--jobs", type=bounded_int(1, JOBS_MAX), default=1, help=f"parallel runs, 1..{JOBS_MAX}")
     p.add_argument("--run-id", default=None, help="run directory name (default: <agent>-<model>, stable so reruns resume)")
@@ -56,6 +56,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-auth", action="store_true", help="the --base-url endpoint needs no credential (implied for loopback)")
     p.add_argument("--retry-incomplete", action="store_true",
                    help="also re-run items whose bundle is sealed incomplete (default: keep them; they are evidence too)")
+    p.add_argument("--aa", action="store_true",
+                   help="record a second, independent run of the same arm for A/A calibration (run id suffixed -aa, "
+                        "meta extra.aa); the evidence gate allows it and never counts it toward pass^k")
     p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
 
 
@@ -68,13 +71,15 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout if args.timeout is not None else cfg.agent.timeout_seconds, max_cost_usd=args.max_cost if args.max_cost is not None else cfg.agent.max_cost_usd,
         max_tokens=args.max_tokens if args.max_tokens is not None else cfg.agent.max_tokens,
         max_total_tokens=args.max_total_tokens if args.max_total_tokens is not None else cfg.agent.max_total_tokens,
-        no_auth=args.no_auth, real_subject=find_subject(cfg),
+        no_auth=args.no_auth, aa=args.aa, real_subject=find_subject(cfg),
     )
     if args.model_server and not args.model_server.startswith("scripted:"):
         from skill_eval.errors import ConfigError
 
         raise ConfigError(f"--model-server {args.model_server!r}: only scripted:PATH is supported")
     run_id = args.run_id or plan.default_run_id(agent, "scripted" if opts.scripted else opts.model)
+    if args.aa and not run_id.endswith("-aa"):  # the gate and the scorecard know A/A runs by this suffix
+        run_id += "-aa"
     items = plan.build(cfg, suite=args.suite, base=args.base, ids=args.ids or None, arm=args.arm, k=args.k,
                        run_id=run_id, include_trigger=not args.no_trigger)
     cur = freshness.current(cfg)

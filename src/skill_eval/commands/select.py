@@ -17,7 +17,7 @@ DESCRIPTION = selection.__doc__
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base", default=None, help="git ref to diff against (default: select for every skill)")
     p.add_argument("--suite", choices=selection.SUITES, default="risk")
-    p.add_argument("--arm", default="skill-agent")
+    p.add_argument("--arm", default=None, help="one arm (default: every arm the pr profile requires, evals.arms.pr)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -57,6 +57,7 @@ class RunOptions:
     max_tokens: int | None = None  # per model reply (agents that take a cap: the built-in loop)
     max_total_tokens: int | None = None  # per run; reached -> stop reason `budget`
     no_auth: bool = False  # a real endpoint that needs no credential (a loopback one never does)
+    aa: bool = False  # an A/A calibration run (skill-eval run --aa): meta extra.aa, run id suffixed -aa
     real_subject: Path | None = None
     sandbox_parent: Path | None = None
     adapter_options: dict[str, str] = field(default_factory=dict)
@@ -133,12 +134,40 @@ def render_prompt(cfg: Config, item: RunItem, recorder: InputRecorder, skill_bod
 
 
 def installed_skills(item: RunItem, cur: freshness.Current) -> list[str]:
-    """Which skills the arm offers: the scenario's skill, every skill for trigger runs, none for baseline."""
+    """Which skills the arm offers: the scenario's skill, every skill for trigger runs and for the
+    `siblings` arm (interference: the skill under test among all its repository siblings), none
+    for baseline/docs (controls) or skill (its body is in the prompt instead)."""
     if item.arm in ("baseline", "docs", "skill"):
         return []
-    if item.kind == "trigger":
+    if item.kind == "trigger" or item.arm == "siblings":
         return sorted(cur.skills)
     return [item.skill]
+
+
+def arm_isolation(skill_dirs: list[Path], events: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """The runner's attestation of what skill files the agent could discover and what it reached.
+
+    `discoverable`: every file found (by the runner, after the run) under each of the adapter's
+    skill directories, as `<skill>/<path>`: what was installed where the agent looks, plus
+    anything it wrote there. `read`: the skills/files the parsed events show it activating
+    (`<skill>/SKILL.md`) or reading (`<skill>/<path>`). Facts from the sandbox and the runner's
+    parse of the stream, never the agent's own account.
+    """
+    found: set[str] = set()
+    for d in skill_dirs:
+        if d.is_dir() and not d.is_symlink():
+            found.update(p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file() or p.is_symlink())
+    read: set[str] = set()
+    for ev in events:
+        name = ev.get("skill")
+        if not isinstance(name, str) or not name:
+            continue
+        if ev.get("type") == "skill_activated":
+            read.add(f"{name}/SKILL.md")
+        elif ev.get("type") == "skill_file_read":
+            rel = str(ev.get("path") or "SKILL.md").rsplit(f"/{name}/", 1)[-1].lstrip("/")
+            read.add(f"{name}/{rel}")
+    return {"discoverable": sorted(found)[:10000], "read": sorted(read)[:10000]}
 
 
 def _published(cfg: Config) -> str:
@@ -312,6 +341,7 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         if stopped:  # the cut-off stream is expected: no terminal event, killed process
             nr.errors = [e for e in nr.errors if not e.startswith(("incomplete_stream", "agent_error"))]
             nr.stop_reason = "activation_observed"
+        attested = arm_isolation([Path(d) for d in spec.skill_dirs], nr.events)
         scrubber = PathScrubber.for_sandbox(box.root, box.work, box.home)
         nr, streams = scrub_run(scrubber, nr, {"stream": raw, "stderr": _read_private(raw_err)})
         usage = {**nr.usage, "wall_clock_s": wall, "retries": nr.usage.get("retries") or 0,
@@ -334,10 +364,10 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
             "model": model or nr.model or "unknown", "adapter_tier": adapter.tier, "runner_version": __version__,
             "observed_inputs": recorder.observed(), "sandbox": sandbox_block,
             "started_at": started_at, "finished_at": _now(), "seed": None, "temperature": None,
-            "status": status, "isolation": level, "outcome": outcome, "scripted": bool(script),
+            "status": status, "isolation": level, "outcome": outcome, "scripted": bool(script), "arm_isolation": attested,
             "extra": {"exit_code": code, "timed_out": timed_out, "stopped_on_activation": stopped, "run_errors": nr.errors, "stop_reason": nr.stop_reason,
                       "installed_skills": names, "model_script": script_rel, "path_placeholders": scrubber.counts,
-                      **({"model_script_id": script.model_id} if script else {}),
+                      **({"model_script_id": script.model_id} if script else {}), **({"aa": True} if opts.aa else {}),
                       **({"released_skill_digest": released} if released else {}), **({"package": agent_info["package"]} if agent_info.get("package") else {})},
         }
         if item.kind == "behavioral":

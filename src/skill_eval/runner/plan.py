@@ -23,7 +23,7 @@ from skill_eval.runner import bundle_writer
 FILE_IO_HELPERS = ("existing_state",)
 EVIDENCE = "evidence"
 TMP_PREFIX = ".tmp-"
-ARM_RE = re.compile(r"^(skill-agent|skill|docs|baseline|released:[^/\s]+)$")
+ARM_RE = re.compile(r"^(skill-agent|skill|docs|baseline|siblings|released:[^/\s]+)$")
 
 
 @dataclass(frozen=True)
@@ -73,13 +73,15 @@ def build(
     include_trigger: bool = True,
 ) -> list[RunItem]:
     if not ARM_RE.match(arm):
-        raise ConfigError(f"unknown arm {arm!r}", fix="use skill-agent, skill, docs, baseline or released:<git-ref>")
+        raise ConfigError(f"unknown arm {arm!r}", fix="use skill-agent, skill, docs, baseline, siblings or released:<git-ref>")
     if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", run_id):
         raise ConfigError(f"run id {run_id!r} must be letters, digits, '.', '_' or '-'")
     reps = k if k is not None else cfg.k
     chosen = selection.select(cfg, suite, base)
     scenarios = list(chosen.scenarios)
-    prompts = list(chosen.prompts) if include_trigger else []
+    # trigger prompts only for skill-agent, the one arm that offers skills by description
+    # (selection.expected_bundles documents why); explicit ids below may still name one
+    prompts = list(chosen.prompts) if include_trigger and arm == "skill-agent" else []
     if ids:
         all_scenarios = {s.id: s for s in content.load_scenarios(cfg)}
         all_prompts = {p.id: p for p in content.load_trigger_corpus(cfg)}
