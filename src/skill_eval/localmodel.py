@@ -47,7 +47,7 @@ CHAT_FORMAT = "chatml-function-calling"  # llama-cpp-python's tool-calling chat 
 # What the e2e and calibration runs ask of the model: sampled (temperature > 0), short replies,
 # few turns, a total budget that a 135M model's runaway reply cannot blow through.
 TEMPERATURE = 0.8
-RUN_LIMITS = {"max_turns": 4, "max_tokens": 256, "max_total_tokens": 16000, "timeout": 300}
+RUN_LIMITS = {"max_turns": 3, "max_tokens": 160, "max_total_tokens": 12000, "timeout": 300}
 # Never copied into a scratch repository: other recordings, caches, environments.
 _SCRATCH_SKIP = ("agent-evals/skills/evidence/", "agent-evals/skills/calibration/", ".cache/", ".venv/", ".nox/", "build/")
 
@@ -118,8 +118,8 @@ class LocalServer:
     def argv(self) -> list[str]:
         s = self.settings
         return [self.python, "-m", "llama_cpp.server", "--model", str(self.gguf), "--chat_format", s.chat_format,
-                "--host", "127.0.0.1", "--port", str(self.port), "--seed", str(s.seed), "--n_ctx", str(s.n_ctx),
-                "--n_threads", str(s.n_threads)]
+                "--host", "127.0.0.1", "--port", str(self.port), "--model_alias", MODEL_ID, "--seed", str(s.seed),
+                "--n_ctx", str(s.n_ctx), "--n_threads", str(s.n_threads)]
 
     def start(self, ready_timeout: float = 180.0) -> float:
         """Spawn and wait until /v1/models answers; returns the seconds it took."""

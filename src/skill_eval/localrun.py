@@ -52,6 +52,11 @@ E2E_SCENARIOS = ("review-removed-export", "review-no-change")
 E2E_PROMPTS = ("review-deleted-function", "neg-openapi")
 E2E_ARMS = ("skill-agent", "baseline")
 # calibration: six scenarios of one skill, so the A/A pairs six scenarios in one (skill, agent, model) cell
+# calibration runs are cut short (2 turns, short replies): 60 bundles must fit in well under an hour
+# on 2 shared cores (a 4-turn run took ~2 min); the baseline arm (no skill list, no SKILL.md reads)
+# keeps the prompt smallest. The noise measured is the first two steps' — said in the manifest.
+CAL_ARM = "baseline"
+CAL_LIMITS = {"max_turns": 2, "max_tokens": 96, "max_total_tokens": 8000, "timeout": 240}
 CAL_SCENARIOS = ("review-removed-export", "review-changed-signature", "review-struct-layout", "review-enum-value",
                  "review-compatible-addition", "review-no-change")
 
@@ -107,8 +112,8 @@ def _timing(recs: list[Any]) -> dict[str, Any]:
             "seconds_per_bundle_max": max(secs) if secs else None, "record_seconds": round(sum(r.seconds for r in recs), 2)}
 
 
-def calibrate(root: Path, work: Path, *, scenarios: tuple[str, ...] = CAL_SCENARIOS, k: int = 5, arm: str = "skill-agent",
-              seed: int = 20260101, jobs: int = 1) -> dict[str, Any]:
+def calibrate(root: Path, work: Path, *, scenarios: tuple[str, ...] = CAL_SCENARIOS, k: int = 5, arm: str = CAL_ARM,
+              seed: int = 20260101, jobs: int = 1, limits: dict[str, Any] | None = None) -> dict[str, Any]:
     """Record the A/A pair in a scratch copy, then replace the calibration tree with it."""
     if k < 5 or len(scenarios) < 6:
         raise LocalModelError(f"a calibration needs k >= 5 and >= 6 scenarios (got k={k}, {len(scenarios)})")
@@ -118,7 +123,8 @@ def calibrate(root: Path, work: Path, *, scenarios: tuple[str, ...] = CAL_SCENAR
     server = LocalServer(gguf, work / "server.log", settings=settings)
     try:
         start_s = server.start()
-        recs = [record(repo, server.url, ids=list(scenarios), arm=arm, k=k, run_id=run_id, seed=seed, aa=aa, jobs=jobs)
+        lim = {**RUN_LIMITS, **CAL_LIMITS, **(limits or {})}
+        recs = [record(repo, server.url, ids=list(scenarios), arm=arm, k=k, run_id=run_id, seed=seed, aa=aa, jobs=jobs, limits=lim)
                 for run_id, aa in ((RUN_ID, False), (f"{RUN_ID}-aa", True))]
     finally:
         server.stop()
@@ -143,7 +149,7 @@ def calibrate(root: Path, work: Path, *, scenarios: tuple[str, ...] = CAL_SCENAR
         "server": {"packages": _versions(), "gguf": gguf.name, "gguf_sha256": _sha256(gguf), "chat_format": CHAT_FORMAT,
                    "n_ctx": settings.n_ctx, "n_threads": settings.n_threads, "seed": settings.seed},
         "sampling": {"temperature": TEMPERATURE, "seed": f"per run, derived from {seed} (meta.json seed)"},
-        "limits": dict(RUN_LIMITS),
+        "limits": lim,
         "measured": {"server_start_s": start_s, "bundles": len(outcomes), **_timing(recs),
                      "statuses": dict(Counter(o["status"] for o in outcomes))},
     }
@@ -152,9 +158,26 @@ def calibrate(root: Path, work: Path, *, scenarios: tuple[str, ...] = CAL_SCENAR
     return manifest
 
 
+CORPUS = "tests/data/malformed/recorded_llama_cpp_0.3.36_smollm2.json"
+
+
+def corpus(root: Path, work: Path, seeds: range = range(1, 6)) -> dict[str, Any]:
+    """Record the real model's malformed replies (localcorpus) into tests/data/malformed/."""
+    from skill_eval.localcorpus import record_corpus
+
+    server = LocalServer(find_gguf(), work / "server.log")
+    try:
+        server.start()
+        data = record_corpus(server.url, work, seeds)
+    finally:
+        server.stop()
+    fsio.write_file(root, CORPUS, json.dumps(data, indent=1, sort_keys=False) + "\n")
+    return {"cases": len(data["cases"]), "categories": data["categories"], "recorded_runs": data["recorded_runs"]}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="e2e_local", description="a real local model (llama.cpp + SmolLM2-135M) in the loop")
-    p.add_argument("session", choices=["e2e", "smoke", "calibrate"])
+    p.add_argument("session", choices=["e2e", "smoke", "calibrate", "corpus"])
     p.add_argument("--root", type=Path, default=Path.cwd())
     p.add_argument("--work", type=Path, default=None, help="scratch directory (default: a temporary one, removed)")
     p.add_argument("-k", type=int, default=None)
@@ -164,7 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="skill-eval-local-") as tmp:
         work = args.work or Path(tmp)
         try:
-            if args.session == "calibrate":
+            if args.session == "corpus":
+                out = corpus(root, work)
+            elif args.session == "calibrate":
                 out = calibrate(root, work, k=args.k or 5, jobs=args.jobs)
             elif args.session == "smoke":
                 out = e2e(root, work, scenarios=E2E_SCENARIOS[:1], prompts=E2E_PROMPTS[:1], arms=("skill-agent",), k=args.k or 1)

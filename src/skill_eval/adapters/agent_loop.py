@@ -325,7 +325,10 @@ class HttpModel:
 
     def complete(self, history: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
         if self.api == "chat":
-            body = {"model": self.model, "messages": _chat_messages(history), "tools": [{"type": "function", "function": t} for t in tools]}
+            # tool_choice "auto" is the OpenAI default, but llama-cpp-python's chatml-function-calling
+            # handler drops the tools from the prompt unless it is sent: the model could never call one
+            body = {"model": self.model, "messages": _chat_messages(history), "tools": [{"type": "function", "function": t} for t in tools],
+                    "tool_choice": "auto"}
             if self.max_tokens is not None:
                 body["max_tokens"] = self.max_tokens
             body.update(self.sampling)
@@ -388,7 +391,9 @@ def _chat_messages(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if h["role"] in ("system", "user"):
             out.append({"role": h["role"], "content": h["text"]})
         elif h["role"] == "assistant":
-            msg: dict[str, Any] = {"role": "assistant", "content": h["text"] or None}
+            # "" not null: llama-cpp-python 0.3.36 rejects an assistant message whose content is null (HTTP 500),
+            # though it answers with one itself
+            msg: dict[str, Any] = {"role": "assistant", "content": h["text"] or ""}
             if h["calls"]:
                 msg["tool_calls"] = [
                     {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.input)}} for c in h["calls"]
