@@ -84,7 +84,7 @@ def _no_shell(self: agent_loop.Agent, command: str) -> tuple[bool, str, dict[str
     return False, "exit code: 0\n", {"exit_code": 0}
 
 
-def run_once(url: str, work: Path, prompt: str, *, seed: int, max_tokens: int, max_turns: int = 3,
+def run_once(url: str, work: Path, prompt: str, *, seed: int, max_tokens: int, max_turns: int = 2,
              temperature: float = 0.8) -> tuple[str, Any]:
     """One loop run against `url` (the proxy); returns (raw stream, normalized run)."""
     ws, home = work / "ws", work / "home"
@@ -130,7 +130,7 @@ def category(raw: str, run: Any) -> str | None:
     return None
 
 
-def record_corpus(url: str, work: Path, seeds: range, *, per_category: int = 3) -> dict[str, Any]:
+def record_corpus(url: str, work: Path, seeds: range, *, per_category: int = 3, max_turns: int = 2) -> dict[str, Any]:
     cases: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
     runs = 0
@@ -138,7 +138,8 @@ def record_corpus(url: str, work: Path, seeds: range, *, per_category: int = 3) 
         for name, prompt in PROMPTS.items():
             for max_tokens in (256, 48):
                 with recording_proxy(url) as (proxy, log):
-                    raw, run = run_once(proxy, work / f"{name}-{seed}-{max_tokens}", prompt, seed=seed, max_tokens=max_tokens)
+                    raw, run = run_once(proxy, work / f"{name}-{seed}-{max_tokens}", prompt, seed=seed, max_tokens=max_tokens,
+                                        max_turns=max_turns)
                 runs += 1
                 cat = category(raw, run)
                 if cat is None or seen.get(cat, 0) >= per_category:
@@ -147,6 +148,7 @@ def record_corpus(url: str, work: Path, seeds: range, *, per_category: int = 3) 
                 lines = [json.loads(line) for line in raw.splitlines() if line.strip()]
                 cases.append({
                     "name": f"{cat}_{seen[cat]}", "category": cat, "prompt": name, "seed": seed, "max_tokens": max_tokens,
+                    "max_turns": max_turns,
                     "replies": [{"status": r["status"], "raw": r["raw"]} for r in log],
                     "expect": {"stop_reason": run.stop_reason, "errors": [e.split(":", 1)[0] for e in run.errors],
                                "executed": sum(1 for x in lines if x.get("type") == "tool_result" and not x.get("error"))},

@@ -38,12 +38,13 @@ def replay_case(case, tmp_path, monkeypatch):
     ws, home = tmp_path / "ws", tmp_path / "home"
     ws.mkdir()
     home.mkdir()
+    (ws / "README.md").write_text("A demo library with two builds in old/ and new/.\n")  # as when recorded
     adapter = get_adapter("openai-compatible")
     monkeypatch.setattr(agent_loop.Agent, "_shell", _canned_shell)
     monkeypatch.chdir(ws)
     monkeypatch.delenv("SKILL_EVAL_OPENAI_API_KEY", raising=False)
     with Stub(replay(case["replies"])) as stub:
-        ctx = LaunchContext("replayed", home=home, workdir=ws, model="smollm2-135m", max_turns=3, base_url=stub.url,
+        ctx = LaunchContext("replayed", home=home, workdir=ws, model="smollm2-135m", max_turns=case["max_turns"], base_url=stub.url,
                             max_tokens=case["max_tokens"], max_total_tokens=16000, temperature=0.8, seed=case["seed"])
         argv = adapter.build_command(ctx)[5:]
         argv = [*argv[:-2], "--request-timeout", "2", *argv[-2:]]
@@ -57,7 +58,9 @@ def test_corpus_is_labelled_recorded_and_covers_real_failures():
     assert CORPUS["description"].startswith("RECORDED from llama-cpp-python 0.3.36")
     assert "SmolLM2-135M" in CORPUS["description"]
     cats = {c["category"] for c in CASES.values()}
-    assert len(CASES) >= 4 and len(cats) >= 3, cats
+    # what 12 recorded runs showed: arguments that are not JSON, and replies cut at the token cap; never an
+    # unknown tool name (the server constrains names by grammar) nor a prose-only turn (tool_choice auto)
+    assert len(CASES) >= 4 and {"bad_json_arguments", "runaway_generation"} <= cats, cats
     # bodies are the server's own, verbatim (not re-serialised by us)
     first = json.loads(next(iter(CASES.values()))["replies"][0]["raw"])
     assert first["object"] == "chat.completion" and first["id"].startswith("chatcmpl-")
