@@ -114,16 +114,22 @@ def _timing(recs: list[Any]) -> dict[str, Any]:
 
 def calibrate(root: Path, work: Path, *, scenarios: tuple[str, ...] = CAL_SCENARIOS, k: int = 5, arm: str = CAL_ARM,
               seed: int = 20260101, jobs: int = 1, limits: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Record the A/A pair in a scratch copy, then replace the calibration tree with it."""
-    if k < 5 or len(scenarios) < 6:
-        raise LocalModelError(f"a calibration needs k >= 5 and >= 6 scenarios (got k={k}, {len(scenarios)})")
+    """Record the A/A pair in a scratch copy, then replace the calibration tree with it.
+
+    Resumable: an existing `work/repo` (an interrupted session's scratch copy) is reused and the
+    runner skips its finished bundles. The manifest says whether the pair is `complete` (every
+    scenario recorded k times in both replicates, k >= 5, >= 6 scenarios); an incomplete one is
+    still installed and shown, and its A/A statistics say INDETERMINATE where they must.
+    """
     gguf = find_gguf()
-    repo = scratch_copy(root, work / "repo")
+    repo = work / "repo"
+    if not (repo / "skill-eval.toml").is_file():
+        scratch_copy(root, repo)
     settings = ServerSettings(seed=seed)
     server = LocalServer(gguf, work / "server.log", settings=settings)
+    lim = {**RUN_LIMITS, **CAL_LIMITS, **(limits or {})}
     try:
         start_s = server.start()
-        lim = {**RUN_LIMITS, **CAL_LIMITS, **(limits or {})}
         recs = [record(repo, server.url, ids=list(scenarios), arm=arm, k=k, run_id=run_id, seed=seed, aa=aa, jobs=jobs, limits=lim)
                 for run_id, aa in ((RUN_ID, False), (f"{RUN_ID}-aa", True))]
     finally:
@@ -133,24 +139,30 @@ def calibrate(root: Path, work: Path, *, scenarios: tuple[str, ...] = CAL_SCENAR
     evidence = repo / "agent-evals/skills/evidence"
     files: dict[str, bytes] = {}
     harness = set()
-    for path in sorted(p for r in recs for p in r.bundles):
-        bundle = repo / path
+    counts: Counter[tuple[str, bool]] = Counter()
+    bundles = sorted(p for run_id in (RUN_ID, f"{RUN_ID}-aa") for p in evidence.glob(f"*/{arm}/{run_id}/*/*") if (p / "meta.json").is_file())
+    for bundle in bundles:
         meta = strict.load_json(bundle / "meta.json")
         harness.add(meta.get("digests", {}).get("harness"))
+        counts[(str(meta.get("scenario")), bool(meta.get("extra", {}).get("aa")))] += 1
         for f in sorted(bundle.rglob("*")):
             if f.is_file():
                 files[f.relative_to(evidence).as_posix()] = f.read_bytes()
+    recorded = sorted({s for s, _ in counts})
+    complete = k >= 5 and len(scenarios) >= 6 and all(counts[(s, aa)] >= k for s in scenarios for aa in (False, True))
     outcomes = [o for r in recs for o in r.outcomes]
     manifest = {
         "schema_version": MANIFEST_VERSION, "kind": "local-calibration", "model": MODEL_ID, "scripted": False,
         "agent": "openai-compatible", "arm": arm, "runs": {"main": RUN_ID, "aa": f"{RUN_ID}-aa"},
-        "scenarios": list(scenarios), "k": k, "harness": sorted(h for h in harness if h),
+        "scenarios": recorded, "k": k, "complete": complete,
+        "bundles": {"main": sum(n for (_, aa), n in counts.items() if not aa), "aa": sum(n for (_, aa), n in counts.items() if aa)},
+        "harness": sorted(h for h in harness if h),
         "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": "make calibrate-local",
         "server": {"packages": _versions(), "gguf": gguf.name, "gguf_sha256": _sha256(gguf), "chat_format": CHAT_FORMAT,
                    "n_ctx": settings.n_ctx, "n_threads": settings.n_threads, "seed": settings.seed},
         "sampling": {"temperature": TEMPERATURE, "seed": f"per run, derived from {seed} (meta.json seed)"},
         "limits": lim,
-        "measured": {"server_start_s": start_s, "bundles": len(outcomes), **_timing(recs),
+        "measured": {"server_start_s": start_s, "bundles_this_session": len(outcomes), **_timing(recs),
                      "statuses": dict(Counter(o["status"] for o in outcomes))},
     }
     files[MANIFEST] = strict.dumps_json(manifest).encode()
@@ -182,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work", type=Path, default=None, help="scratch directory (default: a temporary one, removed)")
     p.add_argument("-k", type=int, default=None)
     p.add_argument("-j", "--jobs", type=int, default=1)
+    p.add_argument("--scenarios", default=None, help="calibrate: comma-separated scenario ids (default: the six)")
     args = p.parse_args(argv)
     root = args.root.resolve()
     with tempfile.TemporaryDirectory(prefix="skill-eval-local-") as tmp:
@@ -190,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.session == "corpus":
                 out = corpus(root, work)
             elif args.session == "calibrate":
-                out = calibrate(root, work, k=args.k or 5, jobs=args.jobs)
+                ids = tuple(args.scenarios.split(",")) if args.scenarios else CAL_SCENARIOS
+                out = calibrate(root, work, scenarios=ids, k=args.k or 5, jobs=args.jobs)
             elif args.session == "smoke":
                 out = e2e(root, work, scenarios=E2E_SCENARIOS[:1], prompts=E2E_PROMPTS[:1], arms=("skill-agent",), k=args.k or 1)
             else:
