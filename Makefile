@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 NOX := $(VENV)/bin/nox
 
-.PHONY: pr test lint e2e pack generate eval-risk eval-full eval-dogfood scorecard release clean
+.PHONY: pr test lint e2e e2e-local e2e-local-smoke calibrate-local pack generate eval-risk eval-full eval-dogfood scorecard release clean
 
 $(VENV)/.bootstrapped: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,15 @@ lint: $(VENV)/.bootstrapped
 
 e2e: $(VENV)/.bootstrapped   ## real agent CLIs against scripted model servers
 	$(NOX) -s e2e
+
+e2e-local: $(VENV)/.bootstrapped   ## a real local model (llama.cpp + SmolLM2-135M, offline) through run + grade
+	$(NOX) -s e2e-local
+
+e2e-local-smoke: $(VENV)/.bootstrapped   ## the short e2e-local CI runs (2 bundles; cold llama.cpp build ~10 min)
+	$(NOX) -s e2e-local -- -k smoke
+
+calibrate-local: $(VENV)/.bootstrapped   ## re-record the A/A calibration (agent-evals/skills/calibration/)
+	$(NOX) -s calibrate-local
 
 generate: $(VENV)/.bootstrapped   ## regenerate the published skill trees
 	$(VENV)/bin/skill-eval generate

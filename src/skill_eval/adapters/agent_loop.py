@@ -322,15 +322,21 @@ class HttpModel:
     """Non-streaming Chat Completions or Responses requests to an OpenAI-style endpoint."""
 
     def __init__(self, api: str, base_url: str, model: str, api_key: str | None, timeout: float = 600.0,
-                 max_tokens: int | None = None):
+                 max_tokens: int | None = None, temperature: float | None = None, seed: int | None = None):
         self.api, self.base_url, self.model, self.api_key, self.timeout = api, base_url.rstrip("/"), model, api_key, timeout
         self.max_tokens = max_tokens
+        # sampling: sent only when set, so an endpoint's own default stays in force otherwise
+        self.sampling = {k: v for k, v in (("temperature", temperature), ("seed", seed)) if v is not None}
 
     def complete(self, history: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
         if self.api == "chat":
-            body = {"model": self.model, "messages": _chat_messages(history), "tools": [{"type": "function", "function": t} for t in tools]}
+            # tool_choice "auto" is the OpenAI default, but llama-cpp-python's chatml-function-calling
+            # handler drops the tools from the prompt unless it is sent: the model could never call one
+            body = {"model": self.model, "messages": _chat_messages(history), "tools": [{"type": "function", "function": t} for t in tools],
+                    "tool_choice": "auto"}
             if self.max_tokens is not None:
                 body["max_tokens"] = self.max_tokens
+            body.update(self.sampling)
             return _parse_chat(self._post("/chat/completions", body))
         instructions = "\n".join(h["text"] for h in history if h["role"] == "system")
         body = {
@@ -343,6 +349,8 @@ class HttpModel:
         }
         if self.max_tokens is not None:
             body["max_output_tokens"] = self.max_tokens
+        if "temperature" in self.sampling:  # the Responses API has no seed
+            body["temperature"] = self.sampling["temperature"]
         return _parse_responses(self._post("/responses", body))
 
     def _post(self, route: str, body: dict[str, Any]) -> Any:
@@ -391,7 +399,9 @@ def _chat_messages(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if h["role"] in ("system", "user"):
             out.append({"role": h["role"], "content": h["text"]})
         elif h["role"] == "assistant":
-            msg: dict[str, Any] = {"role": "assistant", "content": h["text"] or None}
+            # "" not null: llama-cpp-python 0.3.36 rejects an assistant message whose content is null (HTTP 500),
+            # though it answers with one itself
+            msg: dict[str, Any] = {"role": "assistant", "content": h["text"] or ""}
             if h["calls"]:
                 msg["tool_calls"] = [
                     {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.input)}} for c in h["calls"]
@@ -496,6 +506,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     p.add_argument("--request-timeout", type=float, default=600.0, help="seconds to wait for one model reply")
     p.add_argument("--max-tokens", type=int, default=None, help="cap on one model reply (sent as max_tokens)")
     p.add_argument("--max-total-tokens", type=int, default=None, help="token budget of the whole run (input + output)")
+    p.add_argument("--temperature", type=float, default=None, help="sampling temperature sent with every request")
+    p.add_argument("--seed", type=int, default=None, help="sampling seed sent with every request (servers that honour it)")
     p.add_argument("prompt")
     args = p.parse_args(argv)
     out = out or sys.stdout
@@ -515,7 +527,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         if not args.base_url:
             p.error("--base-url is required with --backend chat|responses")
         model = HttpModel(args.backend, args.base_url, args.model, os.environ.get(args.api_key_env),
-                          timeout=args.request_timeout, max_tokens=args.max_tokens)
+                          timeout=args.request_timeout, max_tokens=args.max_tokens, temperature=args.temperature,
+                          seed=args.seed)
         model_id = args.model
     agent = Agent(model=model, cwd=cwd, skills=skills, out=out, child_env=child_env, shell_timeout=args.shell_timeout,
                   budget=Budget(args.max_tokens, args.max_total_tokens))

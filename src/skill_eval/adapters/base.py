@@ -93,6 +93,8 @@ class LaunchContext:
     for an adapter that replays it itself (`model_server_kind is None`); `max_tokens`: cap on
     one model reply; `max_total_tokens`: cap on the tokens of the whole run (input + output),
     reached -> stop reason `budget`. Adapters whose agent has no such knob ignore the budgets.
+    `temperature` / `seed`: sampling of a real model (the built-in loop sends them with every
+    request; None: the endpoint's default). The runner records both in meta.json.
     """
 
     prompt: str
@@ -106,6 +108,8 @@ class LaunchContext:
     script: Path | None = None
     max_tokens: int | None = None
     max_total_tokens: int | None = None
+    temperature: float | None = None
+    seed: int | None = None
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,10 @@ def loop_command(backend_args: list[str], ctx: LaunchContext, skill_roots: Seque
         argv += ["--max-tokens", str(ctx.max_tokens)]
     if ctx.max_total_tokens is not None:
         argv += ["--max-total-tokens", str(ctx.max_total_tokens)]
+    if ctx.temperature is not None:
+        argv += ["--temperature", repr(float(ctx.temperature))]
+    if ctx.seed is not None:
+        argv += ["--seed", str(int(ctx.seed))]
     for root in skill_roots:
         argv += ["--skills-root", str(root)]
     return [*argv, "--", ctx.prompt]

@@ -30,6 +30,7 @@ STEPS: tuple[tuple[str, str, dict], ...] = (
     ("golden (L4)", "golden", {}),
     ("freshness", "freshness", {"bundles": [], "evidence": None}),
     ("evidence", "evidence", {}),
+    ("machine-local paths", "local_paths", {}),
 )
 
 

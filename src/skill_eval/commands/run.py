@@ -53,6 +53,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-tokens", type=bounded_int(1, 1_000_000), default=None, help="tokens per model reply (default: [agent] max_tokens)")
     p.add_argument("--max-total-tokens", type=bounded_int(1, 1_000_000_000), default=None,
                    help="token budget per run (default: [agent] max_total_tokens); reached -> sealed budget_stop")
+    p.add_argument("--temperature", type=float, default=None,
+                   help="sampling temperature for a real model (openai-compatible; default: the endpoint's)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="base sampling seed: each run sends its own seed derived from it (recorded in meta.json)")
     p.add_argument("--no-auth", action="store_true", help="the --base-url endpoint needs no credential (implied for loopback)")
     p.add_argument("--retry-incomplete", action="store_true",
                    help="also re-run items whose bundle is sealed incomplete (default: keep them; they are evidence too)")
@@ -72,7 +76,13 @@ def run(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens if args.max_tokens is not None else cfg.agent.max_tokens,
         max_total_tokens=args.max_total_tokens if args.max_total_tokens is not None else cfg.agent.max_total_tokens,
         no_auth=args.no_auth, aa=args.aa, real_subject=find_subject(cfg),
+        temperature=args.temperature, seed=args.seed,
     )
+    if (args.temperature is not None or args.seed is not None) and (args.model_server or agent != "openai-compatible"):
+        from skill_eval.errors import ConfigError
+
+        raise ConfigError("--temperature/--seed apply to a real model behind --agent openai-compatible only",
+                          fix="drop them (scripted turns and agent CLIs sample as they are configured)")
     if args.model_server and not args.model_server.startswith("scripted:"):
         from skill_eval.errors import ConfigError
 

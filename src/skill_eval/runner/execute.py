@@ -10,6 +10,7 @@ it. A run cut short (timeout, max turns, budget, agent error) is sealed as an ex
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -61,6 +62,8 @@ class RunOptions:
     real_subject: Path | None = None
     sandbox_parent: Path | None = None
     adapter_options: dict[str, str] = field(default_factory=dict)
+    temperature: float | None = None  # sampling of a real model; None: the endpoint's default
+    seed: int | None = None  # base seed; each run gets its own (item_seed), recorded in meta.seed
 
     @property
     def scripted(self) -> bool:
@@ -271,6 +274,19 @@ def _status(nr: NormalizedRun, timed_out: bool, cost: float | None, max_cost: fl
     return "complete", ""
 
 
+def item_seed(base: int | None, item: RunItem) -> int | None:
+    """One seed per run, derived from the base seed and the run's identity (run id included).
+
+    Why not the base seed itself: the k repeats (and an A/A replicate, which has its own run id)
+    would then sample the same tokens from the same prompt, and a noise measurement would
+    measure nothing. Derived, not random, so a recording can be reproduced from its meta.json.
+    """
+    if base is None:
+        return None
+    key = f"{base}/{item.run_id}/{item.kind}/{item.item_id}/{item.k}".encode()
+    return int.from_bytes(hashlib.sha256(key).digest()[:4], "big") & 0x7FFFFFFF
+
+
 def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Current, adapter: Adapter,
              agent_info: dict[str, Any]) -> Outcome:
     started = time.monotonic()
@@ -303,7 +319,8 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
             prompt, home=box.home, workdir=box.work, model=None if script else opts.model, max_turns=opts.max_turns,
             binary=agent_info.get("binary") or opts.binary, base_url=base_url, credentials=credentials,
             script=script_path,
-            max_tokens=opts.max_tokens, max_total_tokens=opts.max_total_tokens))
+            max_tokens=opts.max_tokens, max_total_tokens=opts.max_total_tokens,
+            temperature=None if script else opts.temperature, seed=None if script else item_seed(opts.seed, item)))
         names = installed_skills(item, cur)
         released = _install(cfg, recorder, names, spec.skill_dirs[0], item.arm)
         box.initial = box.tree()  # the installed skills are part of what the agent was given
@@ -363,7 +380,8 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
                       "binary_sha256": agent_info.get("sha256")},
             "model": model or nr.model or "unknown", "adapter_tier": adapter.tier, "runner_version": __version__,
             "observed_inputs": recorder.observed(), "sandbox": sandbox_block,
-            "started_at": started_at, "finished_at": _now(), "seed": None, "temperature": None,
+            "started_at": started_at, "finished_at": _now(), "seed": None if script else item_seed(opts.seed, item),
+            "temperature": None if script else opts.temperature,
             "status": status, "isolation": level, "outcome": outcome, "scripted": bool(script), "arm_isolation": attested,
             "extra": {"exit_code": code, "timed_out": timed_out, "stopped_on_activation": stopped, "run_errors": nr.errors, "stop_reason": nr.stop_reason,
                       "installed_skills": names, "model_script": script_rel, "path_placeholders": scrubber.counts,

@@ -19,6 +19,7 @@ from skill_eval.errors import InputError
 from skill_eval.graders import Catalog
 from skill_eval.scorecard import audit as audit_mod
 from skill_eval.scorecard import build as build_mod
+from skill_eval.scorecard import calibration as calibration_mod
 from skill_eval.scorecard import html as html_mod
 from skill_eval.scorecard import markdown as md_mod
 from skill_eval.scorecard.runs import RunRecord, collect
@@ -32,7 +33,10 @@ class Result:
     records: list[RunRecord]
 
 
-def compute(cfg: Config, evidence_root: Path | None = None, *, catalog: Catalog | None = None) -> Result:
+def compute(cfg: Config, evidence_root: Path | None = None, *, catalog: Catalog | None = None,
+            calibration_root: Path | None = None) -> Result:
+    """`calibration_root`: the A/A calibration tree to show (default: the committed one, but only
+    when the evidence root is the default too — a scorecard of some other evidence tree shows none)."""
     if evidence_root is not None and not evidence_root.is_dir():
         raise InputError("evidence root is not a directory", source=evidence_root,
                          fix="pass the evidence directory (default: <evals root>/evidence)")
@@ -43,6 +47,8 @@ def compute(cfg: Config, evidence_root: Path | None = None, *, catalog: Catalog 
     audit = audit_mod.audit(infos, records, texts)
     card = build_mod.build(records, stats.Settings.of(cfg.stats), k=cfg.k, cost_regression=cfg.thresholds.cost_regression,
                            audit=audit, problems=problems, generated_by=f"skill-eval {__version__}")
+    if calibration_root is not None or evidence_root is None:
+        card["calibration"] = calibration_mod.read(cfg, stats.Settings.of(cfg.stats), catalog=catalog, tree=calibration_root)
     schemas.validate(card, "scorecard", "scorecard.json")
     return Result(card, records)
 

@@ -199,6 +199,15 @@ def render(card: dict[str, Any]) -> str:
             else:
                 aa_rows.append((f"{name} · false differences", x["false_difference_rate"], pct(x["false_difference_rate"]), "fdr"))
                 aa_rows.append((f"{name} · noise floor", x["noise_floor"], f"{x['noise_floor']:.2f}", "floor"))
+    cal = card.get("calibration")
+    for c in (cal or {}).get("cells", []):
+        x = c["calibration"]
+        name = f"{c['skill']} · {c['model']} local calibration ({cal['status']})"
+        if x["status"] != "ok":
+            aa_rows.append((name, None, f"{x['status']}: {x['reason']}", "fdr"))
+        else:
+            aa_rows.append((f"{name} · false differences", x["false_difference_rate"], pct(x["false_difference_rate"]), "fdr"))
+            aa_rows.append((f"{name} · noise floor", x["noise_floor"], f"{x['noise_floor']:.2f}", "floor"))
     aa_svg = bars(aa_rows, "A/A calibration") if aa_rows else empty("A/A calibration", "no A/A recording (skill-eval run --aa)")
     parts.append("<h2>A/A calibration</h2>" + figure("aa", "A/A false-difference rate and noise floor", cells_scripted, aa_svg))
     parts.append(tables(card))

@@ -45,6 +45,30 @@ def lift_figure(entry: dict[str, Any]) -> str:
     return f"{entry['effect']:+.2f} [{lo:+.2f}, {hi:+.2f}]"
 
 
+def calibration_lines(cal: dict[str, Any] | None) -> list[str]:
+    """The committed local-model A/A calibration: its measured noise, labelled with its model and state."""
+    if not cal:
+        return []
+    label = {"ok": "current", "stale calibration": "**stale calibration**", "invalid": "**invalid**"}[cal["status"]]
+    out = ["", f"#### Local-model calibration ({label}; `{cal['kind']}`, model {esc(cal['model'])}, scripted: "
+               f"{str(cal['scripted']).lower()}, recorded {esc(cal['recorded_at'])})", ""]
+    if cal["status"] == "stale calibration":
+        out.append(f"{cal['stale']['bundles']} of {cal['bundles']} calibration bundles were recorded against older content "
+                   f"(e.g. {esc(cal['stale']['examples'][0])}); re-record with `{cal['command']}`.")
+    out += [f"- problem: {esc(p)}" for p in cal["problems"][:5]]
+    for c in cal["cells"]:
+        x = c["calibration"]
+        fig = (f"false-difference rate {pct(x['false_difference_rate'])}, noise floor {num(x['noise_floor'], '.2f')} "
+               f"({x['n_paired']} paired)") if x["status"] == "ok" else f"**{x['status']}**: {esc(x['reason'])}"
+        lift = c["lift_on_aa"]
+        calls = f"; lift on A/A: {lift['false_calls']} false call(s) in {lift['seeds']} seeds x {len(lift['questions'])} questions" if lift else ""
+        checks = ", ".join(f"{k} {pct(v['false_difference_rate'])}" for k, v in c["checks"].items())
+        out.append(f"- {c['skill']} {c['agent']} / {c['model']} [{c['arm']}, runs {c['runs']['main']}+{c['runs']['aa']}]: {fig}{calls}")
+        out.append(f"  - per-check false-difference rate: {checks or '—'}; mean {num(c['mean_wall_clock_s'])} s/run")
+    out.append("- This floor measures the pipeline's noise with a small local model; it is not applied to other models' lift.")
+    return out
+
+
 def summary_line(card: dict[str, Any]) -> str:
     """One line for the `pr` summary: verdict counts, gate, and the scripted label."""
     verdicts: dict[str, int] = {}
@@ -100,6 +124,7 @@ def render(card: dict[str, Any]) -> str:
         fig = (f"false-difference rate {pct(x['false_difference_rate'])}, noise floor {num(x['noise_floor'], '.2f')} "
                f"({x['n_paired']} paired)") if x["status"] == "ok" else f"**{x['status']}**: {esc(x['reason'])}"
         out.append(f"- {cell['skill']} {who(cell)} [{x['arm']}]: {fig}")
+    out += calibration_lines(card.get("calibration"))
     out += ["", "### Activation (trigger corpus)", ""]
     if not card["activation"]:
         out.append("No trigger evidence.")

