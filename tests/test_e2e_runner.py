@@ -66,3 +66,40 @@ def test_forged_records_through_claude_code_are_not_evidence(repo_copy, capsys):
     grade = json.loads(capsys.readouterr().out)
     assert grade["passed"] is False
     assert {"3", "6"} <= {str(d) for d in grade["failed_dimensions"]} | {str(d) for d in grade["zero_tolerance_failed"]}
+
+
+@pytest.mark.parametrize("read", ["Read", "cat"])
+def test_read_only_activation_through_claude_code_fails_dimension_1(repo_copy, capsys, read):
+    """The real Claude Code CLI reads the installed SKILL.md (its Read tool, or `cat` through Bash) instead
+    of activating it with the Skill tool, then answers correctly from a real compare: a tier-1 adapter
+    needs a tier-1 activation, so dimension 1 fails naming it (issue 7). The scripted `loop` adapter cannot
+    show this: there a read_file of SKILL.md is its own, tier-1, activation."""
+    binary = BIN / "claude"
+    if not binary.exists():
+        pytest.skip("claude not installed: run `python scripts/install_agent_clis.py`")
+    md = ".claude/skills/abi-compat-review/SKILL.md"
+    first = (f"      - tool: Read\n        input: {{file_path: {md}}}" if read == "Read"
+             else f"      - shell: {json.dumps('cat ' + md)}")
+    claim = json.dumps({"verdict": "BREAKING", "confident": True, "evidence": [1]})
+    rel = f"agent-evals/skills/model-scripts/read-only-{read}.yaml"
+    (repo_copy / rel).write_text("\n".join([
+        "schema_version: 1", "description: reads SKILL.md instead of activating it", "turns:", "  - tools:", first,
+        "  - tools:", "      - shell: abicheck compare old/libdemo.so.1 new/libdemo.so.1 -o json=report.json",
+        "  - final: |", "      Removed export: BREAKING.", "", "      ```skill-eval-claim", "      " + claim, "      ```", ""]))
+    main(["run", "--root", str(repo_copy), "review-removed-export", "--agent", "claude-code", "--agent-binary", str(binary),
+          "--model-server", f"scripted:{rel}", "--no-trigger", "-k", "1", "--run-id", f"e2e-read-{read}", "--timeout", "120"])
+    bundle = repo_copy / f"agent-evals/skills/evidence/abi-compat-review/skill-agent/e2e-read-{read}/review-removed-export/0"
+    meta = json.loads((bundle / "meta.json").read_text())
+    assert meta["agent"]["name"] == "claude-code" and meta["adapter_tier"] == "1"
+    events = [json.loads(line) for line in (bundle / "events.jsonl").read_text().splitlines()]
+    activations = [e for e in events if e.get("type") == "skill_activated"]
+    assert activations == [{"type": "skill_activated", "skill": "abi-compat-review", "tier": "2"}], activations
+    calls = [json.loads(line) for line in (bundle / "calls.jsonl").read_text().splitlines()]
+    assert len(calls) == 1 and calls[0]["exit_code"] == 4  # the answer itself rests on a real call
+    capsys.readouterr()
+    main(["grade", "--root", str(repo_copy), "--json", str(bundle)])
+    grade = json.loads(capsys.readouterr().out)
+    assert grade["passed"] is False
+    assert "1" in {str(d) for d in grade["failed_dimensions"]} | {str(d) for d in grade["zero_tolerance_failed"]}
+    why = grade["dimensions"]["1"]["reasons"]
+    assert any("only read (a tier-2 activation) under a tier-1 adapter" in r for r in why), why
