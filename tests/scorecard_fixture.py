@@ -42,6 +42,9 @@ def _strip_skill(bundle: Path, skill: str, *, keep_installed: bool = False) -> N
         meta["extra"]["installed_skills"] = []
     meta["digests"] = {k: v for k, v in meta["digests"].items() if k != f"skill:{skill}"}
     meta["observed_inputs"] = [o for o in meta["observed_inputs"] if f"/{skill}/" not in o["path"]]
+    if "arm_isolation" in meta:  # what the runner attests for a control arm: nothing of the skill discoverable or read
+        meta["arm_isolation"] = {"discoverable": [] if not keep_installed else meta["arm_isolation"]["discoverable"],
+                                 "read": []}
     _dump(bundle / "meta.json", meta)
     lines = (bundle / "events.jsonl").read_text().splitlines()
     skill_ids = {json.loads(line).get("id") for line in lines if json.loads(line).get("tool") == "Skill"}

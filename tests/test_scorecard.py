@@ -59,14 +59,17 @@ def lift_of(card, skill, treatment="skill-agent", control="baseline", split="mai
 
 
 def test_committed_evidence_scorecard_is_honest_about_what_it_lacks(cfg, tmp_path):
-    """Today only the scripted skill-agent arm is committed: every lift is INDETERMINATE, everything is scripted."""
+    """The committed skill-agent and baseline arms are scripted: every figure says so, and no lift is called
+    (too few paired scenarios -> INDETERMINATE; abi-compat-review's scripted baseline answers like the
+    careful agent -> NO_LIFT with a zero effect, and no A/A run is committed to calibrate anything)."""
     result = sc.compute(cfg)
     card = result.card
     schemas.validate(card, "scorecard", "scorecard.json")
     assert card["scripted"] is True and card["cells"] and all(c["scripted"] for c in card["cells"])
     lifts = [e for c in card["cells"] for e in c["lift"]]
-    assert lifts and {e["verdict"] for e in lifts} == {"INDETERMINATE"}
-    assert all(e["effect"] is None and "no baseline runs recorded" in e["reason"] for e in lifts)
+    assert lifts and {e["verdict"] for e in lifts} <= {"INDETERMINATE", "NO_LIFT"}
+    assert all(e["effect"] is None for e in lifts if e["verdict"] == "INDETERMINATE")
+    assert all(e["effect"] == 0 for e in lifts if e["verdict"] == "NO_LIFT")
     assert card["activation"] and card["activation"][0]["scripted"] is True
     sc.write(card, tmp_path)
     md = (tmp_path / "scorecard.md").read_text()

@@ -82,8 +82,15 @@ def run(args: argparse.Namespace) -> int:
         lines.append(bar)
     lines += summarise(r.errors, args.verbose)
     failing = [g for g in r.grades if g.failures()]
-    for g in failing:
+    gated = [g for g in failing if g.meta.get("arm") == "skill-agent"]
+    for g in gated if not args.verbose else failing:
         lines.append(f"  graded {g.bundle}: failures {g.failures()}")
+    controls: dict[str, int] = {}
+    for g in failing if not args.verbose else ():
+        if g not in gated:  # comparison arms: lift evidence (`skill-eval scorecard`), not gated per bundle
+            controls[g.meta.get("arm")] = controls.get(g.meta.get("arm"), 0) + 1
+    lines += [f"  {arm}: {n} bundle(s) fail some dimension (comparison evidence, not gated; --verbose lists them)"
+              for arm, n in sorted(controls.items())]
     lines.append("evidence: ok" if r.passed else f"evidence: {len(r.errors)} problem(s)")
     payload = {"passed": r.passed, "suite": r.suite, "stage": r.stage, "expected": r.expected, "found": r.found,
                "errors": r.errors, "pending": r.pending,
