@@ -14,7 +14,8 @@ from typing import Any
 
 from conftest import git, git_commit_all, write
 
-from skill_eval import config, freshness
+from skill_eval import config, freshness, outcomes
+from skill_eval.formats import FORMATS
 from skill_eval.golden import RecordedCall, RecordedOutput, envelope, write_bundle
 
 SCENARIOS = """\
@@ -48,7 +49,7 @@ def rubric_version(cfg: config.Config) -> str:
     return load_rubric(cfg).version
 
 
-def record_run(cfg: config.Config, scenario: str, arm: str, k: int, *, verdict: str | None = None, judged: bool = True,
+def record_run(cfg: config.Config, scenario: str, arm: str, k: int, *, isolation: str = "bwrap", verdict: str | None = None, judged: bool = True,
                scripted: bool = False, status: str = "complete", root: Path | None = None, run_id: str = "run1",
                released_digest: str | None = None) -> Path:
     want, code, fixture = VERDICT[scenario]
@@ -59,7 +60,8 @@ def record_run(cfg: config.Config, scenario: str, arm: str, k: int, *, verdict: 
     if not arm.startswith("released:"):
         digests[f"skill:{skill}"] = cur.digest(f"skill:{skill}")
     meta: dict[str, Any] = {
-        "schema_version": 1, "kind": "behavioral", "arm": arm, "run_id": run_id, "k": k, "skill": skill, "scenario": scenario,
+        "schema_version": FORMATS["meta"], "isolation": isolation, "outcome": outcomes.derive(status, "" if status == "complete" else "timeout"),
+        "kind": "behavioral", "arm": arm, "run_id": run_id, "k": k, "skill": skill, "scenario": scenario,
         "agent": {"name": "claude-code", "version": "2.0", "binary_sha256": "a" * 64}, "model": "real-model-1",
         "adapter_tier": "1", "runner_version": "0.1.0", "digests": digests, "observed_inputs": [],
         "started_at": "2026-11-30T00:00:00Z", "finished_at": "2026-11-30T00:01:00Z", "status": status,

@@ -131,6 +131,16 @@ def test_scripted_evidence_is_incomplete_never_pass(cfg, tmp_path):
     assert any("scripted model" in x for x in r.record["reasons"])
 
 
+def test_unisolated_evidence_is_incomplete_never_pass(cfg, tmp_path):
+    """issue 7: the release profile refuses unisolated evidence unless waived (it is incomplete, waivable)."""
+    record_all(cfg, **{c: {"isolation": "none"} for c in CASES})
+    st = do_stage(cfg, tmp_path)
+    assert {c["state"] for c in st.record["snapshot"]["cases"].values()} == {"incomplete"}
+    r = resume(cfg, st, fill(st, {c: "inconclusive" for c in CASES}))
+    assert r.record["outcome"] == "incomplete"
+    assert any("isolation 'none'" in x for x in r.record["reasons"])
+
+
 @pytest.mark.parametrize("kind", ["timeout", "unjudged", "missing-released", "missing-run"])
 def test_incomplete_evidence_kinds(cfg, tmp_path, kind):
     over, skip = {}, ()
