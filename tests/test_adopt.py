@@ -86,7 +86,8 @@ def test_init_then_pr_reports_exactly_the_real_findings(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     status = {s["step"]: s["status"] for s in report["steps"]}
     assert status == {"L0 structure": "fail", "subject surface": "not_applicable", "L1s triggers": "not_applicable",
-                      "pack": "ok", "golden (L4)": "not_applicable", "freshness": "ok", "evidence": "not_applicable"}
+                      "pack": "ok", "golden (L4)": "not_applicable", "freshness": "ok", "evidence": "not_applicable",
+                      "machine-local paths": "ok"}
     hints = [s["hint"] for s in report["steps"] if s["status"] == "not_applicable"]
     assert all(h and "\n" not in h for h in hints)
     l0 = report["steps"][0]["detail"]
