@@ -20,6 +20,18 @@ def test_untouched_repository_passes(repo_copy, capsys):
     rc, out = run_pr(repo_copy, capsys)
     assert rc == 0, out
     assert "pr: ok" in out
+    # the committed evidence is scripted: the summary line says so (issue 10), with the count
+    summary = out.strip().splitlines()[-1]
+    assert summary.startswith("pr: ok") and "bundles recorded with SCRIPTED model turns" in summary, summary
+
+
+def test_summary_line_says_nothing_of_scripts_when_no_evidence_is_scripted(repo_copy, capsys):
+    for meta in (repo_copy / "agent-evals/skills/evidence").rglob("meta.json"):
+        data = json.loads(meta.read_text())
+        data["scripted"] = False
+        meta.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    rc, out = run_pr(repo_copy, capsys)
+    assert "SCRIPTED" not in out.strip().splitlines()[-1]
 
 
 def edit(root, rel, fn):

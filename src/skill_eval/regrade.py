@@ -77,7 +77,7 @@ class SlimGrade:
     `--json` keeps full grades)."""
 
     __slots__ = ("_bundle", "_prefix", "kind", "item", "_meta", "_checks", "zero_tolerance")
-    _META_KEYS = ("arm", "skill", "k", "run_id", "agent", "model", "scenario", "prompt_id", "kind")
+    _META_KEYS = ("arm", "skill", "k", "run_id", "agent", "model", "scenario", "prompt_id", "kind", "scripted")
     KEEP_REASONS = ("activation",)
 
     def __init__(self, grade: Any):
@@ -150,7 +150,7 @@ _INTERNED: dict[Any, Any] = {}
 def _intern(value: Any) -> Any:
     if isinstance(value, str):
         return sys.intern(value)
-    return _INTERNED.setdefault(value, value) if isinstance(value, int) else value
+    return _INTERNED.setdefault(value, value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
 def _share(checks: tuple) -> tuple:
@@ -249,6 +249,19 @@ def sharing(*, passes: bool = False, slim: bool = False) -> Iterator[None]:
 def shared_memo() -> dict[Any, Any] | None:
     """The memo of the active `sharing()` block, or None outside one."""
     return _SHARED
+
+
+def scripted_share() -> tuple[int, int]:
+    """(bundles recorded with scripted model turns, bundles graded) in the active pass memo — what
+    `pr`'s summary line says about the evidence it re-graded (scripted evidence is labelled everywhere)."""
+    scripted = total = 0
+    for key, results in (_SHARED or {}).items():
+        if isinstance(key, tuple) and key and key[0] == "survey":
+            for r in results:
+                if r.grade is not None:
+                    total += 1
+                    scripted += r.grade.meta.get("scripted") is True
+    return scripted, total
 
 
 def is_sharing() -> bool:

@@ -234,5 +234,5 @@ def _meta_summary(meta: dict[str, Any]) -> dict[str, Any]:
     return {
         "arm": meta.get("arm"), "skill": meta.get("skill"), "k": meta.get("k"), "run_id": meta.get("run_id"),
         "agent": agent.get("name"), "model": meta.get("model"), "scenario": meta.get("scenario"),
-        "prompt_id": meta.get("prompt_id"), "kind": meta.get("kind"),
+        "prompt_id": meta.get("prompt_id"), "kind": meta.get("kind"), "scripted": meta.get("scripted") is True,
     }
