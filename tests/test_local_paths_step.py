@@ -38,7 +38,7 @@ def test_step_is_part_of_pr():
 
 def test_clean_bundles_pass(tmp_path, monkeypatch, capsys):
     _cfg(monkeypatch, tmp_path)
-    _bundle(tmp_path, "evidence", {"final.md": "report at <work>/r.json", "captured/1.err": "/tmp/sandbox-ab12cd34/work/x"})
+    _bundle(tmp_path, "evidence", {"final.md": "report at <work>/r.json", "captured/1.out.d/0/report.json": "/tmp/sandbox-ab12cd34/work/x"})  # a snapshot: not scanned
     _bundle(tmp_path, "calibration", {"events.jsonl": '{"text": "<home>/.cache"}\n'})
     assert _run() == 0
     assert "2 bundle(s) scanned, ok" in capsys.readouterr().out
