@@ -292,3 +292,20 @@ def test_replace_dir_swaps_whole_trees_and_remove_tree_never_follows(tmp_path, o
     assert fsio.remove_tree(root, "pub/skills") and not (root / "pub/skills").exists()
     assert fsio.remove_tree(root, "pub/absent") is False
     assert snapshot(outside) == before
+
+
+def test_output_files_are_atomic_and_never_written_through_a_link(tmp_path, outside):
+    """`--out` files (release stage/report, scorecard) go through fsio.write_output."""
+    out = tmp_path / "out" / "report.json"
+    fsio.write_output(out, b"{}\n")
+    assert out.read_bytes() == b"{}\n"
+    assert [p.name for p in out.parent.iterdir()] == ["report.json"]  # no temp file left
+    fsio.write_output(out, "second\n")
+    assert out.read_text() == "second\n"
+    victim = outside / "victim.txt"
+    victim.write_text("keep")
+    link = tmp_path / "out" / "scorecard.md"
+    link.symlink_to(victim)
+    with pytest.raises(InputError, match="symlink"):
+        fsio.write_output(link, "evil")
+    assert victim.read_text() == "keep"

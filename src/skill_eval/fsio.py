@@ -198,6 +198,29 @@ def write_file(root: Path | str, path: Path | str, data: bytes | str, *, mode: i
     return Path(root, *parts)
 
 
+def write_output(path: Path | str, data: bytes | str) -> Path:
+    """Write a user-chosen output file (`--out`, possibly outside any repository) atomically.
+
+    The directory is the one the user named (created if missing); the final component is
+    never followed if it is a symlink, and a temp file + rename means a reader never sees half
+    a stage, report or scorecard.
+    """
+    path = Path(path)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with _fd(os.open(path.parent, DIR_FLAGS & ~os.O_NOFOLLOW)) as dir_fd:
+            _check_target(path.parent, (path.name,), dir_fd)
+            _write_at(dir_fd, path.name, data, FILE_MODE)
+    except InputError:
+        raise
+    except OSError as exc:
+        raise InputError(f"cannot be written ({exc.strerror})", source=path,
+                         fix="choose a writable output directory") from None
+    return path
+
+
 def read_file(root: Path | str, path: Path | str) -> bytes | None:
     """The bytes of root/path read without following any symlink; None when it does not exist."""
     parts = rel_parts(root, path)

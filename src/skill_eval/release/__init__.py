@@ -15,9 +15,9 @@ Markdown), `sign` (opt-in SSH signatures), `publication` (build digest of the pu
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
+
+from skill_eval import fsio
 
 STAGE_FILE = "stage.json"
 WORKSHEET_FILE = "worksheet.yaml"
@@ -33,15 +33,4 @@ OUTCOMES = ("pass", "fail", "incomplete", "waived")
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Temp file in the same directory, fsync, rename: a reader never sees half a stage or report."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o644)  # stages and reports are shared artifacts, not secrets
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    fsio.write_output(path, data)

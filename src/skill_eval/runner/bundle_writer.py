@@ -38,6 +38,7 @@ from typing import Any
 
 from skill_eval import fsio, strict
 from skill_eval.errors import InputError, SkillEvalError
+from skill_eval.runner.isolation import pid_alive
 from skill_eval.runner.secrets import MIN_SECRET_LEN, Hit, SecretLeak, describe, scan_fd, scanner
 
 TMP_PREFIX = ".tmp-"  # must equal runner.plan.TMP_PREFIX (a test holds them together)
@@ -60,16 +61,6 @@ def held_path(evidence_root: Path, dest: Path) -> Path:
     return Path(evidence_root) / HELD_DIR / Path(dest).relative_to(evidence_root)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _discard_in(parent_fd: int, prefix: str) -> list[str]:
     removed = []
     for entry in sorted(os.scandir(parent_fd), key=lambda e: e.name):
@@ -77,7 +68,7 @@ def _discard_in(parent_fd: int, prefix: str) -> list[str]:
             continue
         parts = entry.name[len(TMP_PREFIX):].rsplit(".", 2)
         pid = int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
-        if pid is not None and (pid == os.getpid() or _pid_alive(pid)):
+        if pid is not None and (pid == os.getpid() or pid_alive(pid)):
             continue  # a writer that may still be working on it
         with contextlib.suppress(OSError):
             shutil.rmtree(entry.name, dir_fd=parent_fd)

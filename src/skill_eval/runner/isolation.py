@@ -227,7 +227,8 @@ def default_parent() -> Path:
     return Path(env) if env else Path(tempfile.gettempdir()) / f"skill-eval-sandboxes-{os.getuid()}"
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (a live writer or runner owns its temp/sandbox dir)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -248,7 +249,7 @@ def discard_stale(parent: Path | None = None) -> list[Path]:
         if not entry.name.startswith(SANDBOX_PREFIX) or len(parts) < 3 or not parts[1].isdigit():
             continue
         pid = int(parts[1])
-        if pid != os.getpid() and not _pid_alive(pid) and entry.is_dir() and not entry.is_symlink():
+        if pid != os.getpid() and not pid_alive(pid) and entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
             removed.append(entry)
     return removed

@@ -7,13 +7,11 @@ written atomically, so a reader never sees a half scorecard.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skill_eval import __version__, schemas, stats, strict
+from skill_eval import __version__, fsio, schemas, stats, strict
 from skill_eval.config import Config
 from skill_eval.errors import InputError
 from skill_eval.graders import Catalog
@@ -54,16 +52,7 @@ def compute(cfg: Config, evidence_root: Path | None = None, *, catalog: Catalog 
 
 
 def write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    fsio.write_output(path, text)
 
 
 def write(card: dict[str, Any], out_dir: Path) -> list[Path]:
