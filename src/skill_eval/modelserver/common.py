@@ -171,7 +171,8 @@ class ServerHandle:
         self._state = _State(provider=provider, log=log)
         self._server = _Server((host, port), _Handler)
         self._server.state = self._state  # type: ignore[attr-defined]
-        self.host, self.port = self._server.server_address[:2]
+        bound, self.port = self._server.server_address[:2]
+        self.host = bound if isinstance(bound, str) else bytes(bound).decode()  # an AF_INET getsockname(): a str
         self.url = f"http://{self.host}:{self.port}"
         self.kind = provider.kind
         self.script = provider.script
