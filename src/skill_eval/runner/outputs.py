@@ -135,8 +135,9 @@ def plan_outputs(outputs: list[OutputRequest], record_dir: str, number: int, cwd
 def rewrite_argv(argv: list[str], outputs: list[OutputRequest]) -> list[str]:
     """The child's argv: every redirected destination replaced by its private location."""
     new = list(argv)
-    for out in (o for o in outputs if o.private is not None):
-        new[out.arg_index] = out.prefix + out.private
+    for out in outputs:
+        if out.private is not None:
+            new[out.arg_index] = out.prefix + out.private
     return new
 
 

@@ -121,6 +121,8 @@ class _Stream:
     meets the same broken pipe it would have met without the recorder.
     """
 
+    error: OSError | None  # the first capture write/close failure (the record then fails)
+
     def __init__(self, src: int, dst: int, capture: str, mapping: dict[bytes, bytes]):
         self.src, self.dst, self.subst = src, dst, Substituter(mapping)
         self.hash, self.bytes, self.open, self.error = hashlib.sha256(), 0, True, None
@@ -338,7 +340,7 @@ class Recorder:
     def _check(self, argv: list[str], cwd: str, number: int) -> list[OutputRequest]:
         if not os.path.isabs(cwd) or not inside(cwd, self.root) or not os.path.isdir(cwd):
             raise Refused(f"the working directory {cwd} is outside the sandbox work tree; refusing to run")
-        requests = out_mod.parse_outputs(argv, self.options, cwd)  # type: ignore[arg-type]
+        requests = out_mod.parse_outputs(argv, self.options, cwd)
         out_mod.plan_outputs(requests, self.store, number, cwd)
         for o in requests:
             if o.target is not None and not inside(os.path.dirname(o.target) or o.target, self.root):
