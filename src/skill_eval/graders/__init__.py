@@ -159,7 +159,8 @@ class Catalog:
 
 def _rules(dim: int) -> tuple[str, ...]:
     module, attr = DIMENSION_RULES[dim]
-    return getattr(module, attr)
+    rules: tuple[str, ...] = getattr(module, attr)
+    return rules
 
 
 def _apply(module: Any, names: tuple[str, ...], run: Any) -> list[str]:

@@ -165,7 +165,8 @@ def expected_verdict(ctx: Context) -> str | None:
 def expected_consumer(ctx: Context) -> str | None:
     sc = ctx.scenario
     if sc is not None and sc.expected and sc.expected.get("consumer_verdict") is not None:
-        return sc.expected["consumer_verdict"]
+        verdict: str = sc.expected["consumer_verdict"]
+        return verdict
     return ctx.truth.consumer_expected if ctx.truth else None
 
 
