@@ -65,7 +65,7 @@ class RunRecord:
 
 
 def replicate_of(meta: dict[str, Any]) -> str:
-    extra = meta.get("extra") if isinstance(meta.get("extra"), dict) else {}
+    extra = raw_extra if isinstance(raw_extra := meta.get("extra"), dict) else {}
     return AA if extra.get("aa") is True or str(meta.get("run_id", "")).endswith("-aa") else MAIN
 
 
