@@ -76,7 +76,7 @@ def canonical_bytes(record: dict[str, Any]) -> bytes:
 def decode(path: Path) -> dict[str, Any]:
     """Read a report back: strict JSON, known version, schema, canonical bytes (an edit shows)."""
     data = strict.read_bytes(path, max_bytes=64 * 1024 * 1024)
-    record = formats.upgrade(strict.loads_json(strict.decode_utf8(data, path), path), "release_report", path)
+    record: dict[str, Any] = formats.upgrade(strict.loads_json(strict.decode_utf8(data, path), path), "release_report", path)
     schemas.validate(record, "release_report", path)
     if data != canonical_bytes(record):
         raise InputError("is not in canonical form (RFC 8785 + newline): it was edited after rendering", source=path,

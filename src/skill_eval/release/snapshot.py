@@ -80,7 +80,8 @@ def read_meta(path: Path, label: str, cap: int | None) -> dict[str, Any]:
     version = rec.get("schema_version") if isinstance(rec, dict) else None
     if isinstance(version, int) and (("meta", version) in formats.UPGRADES or version > formats.FORMATS["meta"]):
         rec = formats.upgrade(rec, "meta", label)
-    return schemas.validate(rec, "meta", label)
+    meta: dict[str, Any] = schemas.validate(rec, "meta", label)
+    return meta
 
 
 def local_free(text: str, *roots: Path) -> str:

@@ -18,7 +18,7 @@ from skill_eval.errors import CheckFailed, InputError
 
 
 def load(path: Path) -> dict[str, Any]:
-    data = strict.load_json(path) if path.suffix == ".json" else strict.load_yaml(path)
+    data: dict[str, Any] = strict.load_json(path) if path.suffix == ".json" else strict.load_yaml(path)
     data = formats.upgrade(data, "release_waiver", path)
     schemas.validate(data, "release_waiver", path)
     for key in ("skills", "cases", "compensating_evidence"):
