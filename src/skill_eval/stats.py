@@ -104,7 +104,8 @@ def sign_test(wins: int, losses: int) -> float:
         return 1.0
     low = min(wins, losses)
     tail = sum(math.comb(n, i) for i in range(low + 1))
-    return min(1.0, 2 * tail / 2**n)
+    p: float = min(1.0, 2 * tail / 2**n)  # (int ** int is typed Any: a negative exponent gives a float)
+    return p
 
 
 def bootstrap_ci(diffs: Sequence[float], samples: int, seed: int, confidence: float) -> tuple[float, float]:
@@ -223,7 +224,7 @@ def lift(treatment: str, control: str, t_runs: Sequence[Run], c_runs: Sequence[R
     wins, losses = sum(1 for d in diffs if d > 0), sum(1 for d in diffs if d < 0)
     p = sign_test(wins, losses)
     floor = calibration.noise_floor if calibration is not None and calibration.status == "ok" else None
-    base = {"n_paired": n, "effect": effect, "ci": (lo, hi), "wins": wins, "losses": losses, "ties": n - wins - losses,
+    base: dict[str, Any] = {"n_paired": n, "effect": effect, "ci": (lo, hi), "wins": wins, "losses": losses, "ties": n - wins - losses,
             "sign_p": p, "noise_floor": floor, "calibrated": floor is not None, "runs": runs}
     significant = (lo > 0 or hi < 0) and p < settings.alpha
     if not significant:
