@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import math
 import tomllib
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import yaml
