@@ -26,15 +26,17 @@ import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
-LIFT = "LIFT"
-REGRESSION = "REGRESSION"
-NO_LIFT = "NO_LIFT"
-UNCALIBRATED = "UNCALIBRATED"
-INDETERMINATE = "INDETERMINATE"
-ERROR = "ERROR"
-VERDICTS = (LIFT, REGRESSION, NO_LIFT, UNCALIBRATED, INDETERMINATE, ERROR)
+from skill_eval.vocab import CalibrationStatus, LiftVerdict
+
+LIFT: Final = "LIFT"
+REGRESSION: Final = "REGRESSION"
+NO_LIFT: Final = "NO_LIFT"
+UNCALIBRATED: Final = "UNCALIBRATED"
+INDETERMINATE: Final = "INDETERMINATE"
+ERROR: Final = "ERROR"
+VERDICTS: tuple[LiftVerdict, ...] = (LIFT, REGRESSION, NO_LIFT, UNCALIBRATED, INDETERMINATE, ERROR)
 
 
 @dataclass(frozen=True)
@@ -138,7 +140,7 @@ class Calibration:
     false_difference_rate: float | None  # share of paired scenarios whose pass rate differs
     noise_floor: float | None  # max |CI bound| of the A/A mean difference
     sign_p: float | None
-    status: str  # ok | INDETERMINATE | ERROR
+    status: CalibrationStatus
     reason: str = ""
 
     def to_json(self) -> dict[str, Any]:
@@ -170,7 +172,7 @@ def calibrate(arm: str, first: Sequence[Run], second: Sequence[Run], settings: S
 class Lift:
     treatment: str
     control: str
-    verdict: str
+    verdict: LiftVerdict
     n_paired: int
     effect: float | None = None
     ci: tuple[float, float] | None = None
