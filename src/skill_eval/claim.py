@@ -19,6 +19,7 @@ from typing import Any
 from skill_eval import schemas, strict
 from skill_eval.config import SubjectProfile
 from skill_eval.errors import SkillEvalError, message_of
+from skill_eval.vocab import ClaimStatus, TargetState
 
 TAG = "skill-eval-claim"
 _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
@@ -27,7 +28,7 @@ _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 @dataclass(frozen=True)
 class Target:
     name: str
-    state: str
+    state: TargetState
     verdict: str | None
     evidence: tuple[int, ...]
 
@@ -54,7 +55,7 @@ class Claim:
 
 @dataclass(frozen=True)
 class ClaimResult:
-    status: str  # ok | absent | ambiguous | invalid
+    status: ClaimStatus
     claim: Claim | None
     reason: str
 
