@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from skill_eval import __version__, claim, freshness, outcomes, shim, strict
 from skill_eval.adapters import LaunchContext, get_adapter, is_loopback
@@ -38,6 +38,7 @@ from skill_eval.runner.normalize import PathScrubber, scrub_captured, scrub_run
 from skill_eval.runner.plan import RunItem, bundle_path, evidence_root
 from skill_eval.runner.sandbox import Sandbox, watch_paths
 from skill_eval.runner.secrets import check_injectable, injected_secrets
+from skill_eval.vocab import BundleStatus
 
 # Functions allowed to touch files directly (sandbox-private paths only, never repository
 # inputs); tests/test_input_accessor.py enforces that nothing else in runner/ opens files.
@@ -73,7 +74,7 @@ class RunOptions:
 @dataclass(frozen=True)
 class Outcome:
     item: RunItem
-    status: str  # complete | incomplete | error | skipped
+    status: BundleStatus | Literal["skipped"]
     reason: str
     seconds: float
     path: Path | None
@@ -262,7 +263,7 @@ def _spawn(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes, out: P
             isolation.unregister(proc.pid)
 
 
-def _status(nr: NormalizedRun, timed_out: bool, cost: float | None, max_cost: float | None) -> tuple[str, str]:
+def _status(nr: NormalizedRun, timed_out: bool, cost: float | None, max_cost: float | None) -> tuple[BundleStatus, str]:
     if timed_out:
         return "incomplete", "timeout: wall-clock budget exhausted"
     if max_cost is not None and cost is not None and cost > max_cost:

@@ -36,6 +36,7 @@ from skill_eval import shim
 from skill_eval.formats import FORMATS
 from skill_eval.runner import outputs as out_mod
 from skill_eval.runner.outputs import OutputOptions, OutputRequest, Substituter
+from skill_eval.vocab import CallStatus
 
 # Functions that touch files directly: the recorder's own store and the sandbox tree it digests.
 FILE_IO_HELPERS = ("_write_atomic", "_open_capture", "_digest_file", "install_client", "_read_head", "_dir_fd")
@@ -429,7 +430,7 @@ class Recorder:
         self._finish(rec, t0, None, "complete")
         return b"X%d\n" % rec["exit_code"]
 
-    def _finish(self, rec: dict[str, Any], t0: float, requests: list[OutputRequest] | None, status: str) -> None:
+    def _finish(self, rec: dict[str, Any], t0: float, requests: list[OutputRequest] | None, status: CallStatus) -> None:
         """Final input digests, timing, and the record written to the store (atomically)."""
         if requests is not None:  # the tool never ran
             out_mod.discard_private(requests)
