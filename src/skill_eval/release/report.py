@@ -18,9 +18,10 @@ from typing import Any
 
 from skill_eval import formats, hashing, schemas, strict
 from skill_eval.errors import InputError
+from skill_eval.vocab import ReleaseOutcome
 
 
-def decide(stage: dict[str, Any], answers: dict[str, Any]) -> tuple[str, list[str], dict[str, str]]:
+def decide(stage: dict[str, Any], answers: dict[str, Any]) -> tuple[ReleaseOutcome, list[str], dict[str, str]]:
     """(outcome before any waiver, reasons, incomplete case id -> skill)."""
     fail: list[str] = []
     incomplete: dict[str, str] = {}
@@ -50,7 +51,7 @@ def decide(stage: dict[str, Any], answers: dict[str, Any]) -> tuple[str, list[st
     return "pass", ["every gate passed and every case is complete with an acceptable comparison"], incomplete
 
 
-def render(stage: dict[str, Any], answers: dict[str, Any], outcome: str, reasons: list[str],
+def render(stage: dict[str, Any], answers: dict[str, Any], outcome: ReleaseOutcome, reasons: list[str],
            waiver: dict[str, Any] | None, publication: dict[str, Any], now: str | None = None) -> dict[str, Any]:
     cases = []
     for cid, c in sorted(stage["snapshot"]["cases"].items()):
