@@ -24,7 +24,7 @@ from typing import Any, Literal
 from skill_eval import __version__, claim, freshness, outcomes, shim, strict
 from skill_eval.adapters import LaunchContext, get_adapter, is_loopback
 from skill_eval.adapters.base import Adapter, NormalizedRun
-from skill_eval.config import Config
+from skill_eval.config import AgentDefaults, Config
 from skill_eval.errors import ConfigError
 from skill_eval.formats import FORMATS
 from skill_eval.generate import SKILL_DOMAIN
@@ -53,8 +53,8 @@ class RunOptions:
     model_server: str | None = None  # "scripted:<file or directory of <item-id>.yaml>"
     base_url: str | None = None  # a real OpenAI-style endpoint for openai-compatible
     binary: str | None = None
-    max_turns: int = 40
-    timeout: float = 900.0
+    max_turns: int = AgentDefaults.max_turns  # one source: [agent]'s defaults
+    timeout: float = AgentDefaults.timeout_seconds
     max_cost_usd: float | None = None
     max_tokens: int | None = None  # per model reply (agents that take a cap: the built-in loop)
     max_total_tokens: int | None = None  # per run; reached -> stop reason `budget`
