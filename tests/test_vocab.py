@@ -11,7 +11,7 @@ import pytest
 
 from skill_eval import outcomes, stats, vocab
 from skill_eval.adapters import ADAPTERS
-from skill_eval.graders import uncertainty
+from skill_eval.graders import context, uncertainty
 from skill_eval.runner import isolation
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
@@ -93,6 +93,7 @@ def test_code_tuples_equal_their_literal() -> None:
     assert stats.VERDICTS == get_args(vocab.LiftVerdict)
     assert isolation.LEVELS == get_args(vocab.IsolationLevel)  # strongest first: level() compares positions
     assert set(uncertainty.UNRUN_STATES) < set(get_args(vocab.TargetState))
+    assert sorted(context.KIND_PRIORITY) == sorted(get_args(vocab.UncertaintyKind))
 
 
 def test_config_adapter_enum_is_the_adapter_table() -> None:
