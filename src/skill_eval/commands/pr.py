@@ -86,6 +86,33 @@ def not_applicable(cfg: Config, mod_name: str) -> str | None:
     return None
 
 
+def credential_free_checks(cfg: Config, skip: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """Run every step of the `pr` profile (no model, credential or network) and record pass/fail:
+    the release stage's credential-free gates (it lives with the steps: only commands import commands).
+
+    Gate names are the step modules' names. A skipped gate is recorded as skipped, which keeps a
+    release incomplete: a gate nobody ran is not evidence. A step the pr profile itself declares
+    not applicable to this host (when it can say so) is not a gate of this host and is omitted.
+    """
+    root = cfg.root
+    results = []
+    for _label, mod_name, extra in STEPS:
+        if not_applicable(cfg, mod_name):
+            continue
+        if mod_name in skip:
+            results.append({"gate": mod_name, "status": "skipped"})
+            continue
+        try:
+            module = importlib.import_module(f"skill_eval.commands.{mod_name}")
+            ns = _namespace(module, argparse.Namespace(root=root, json=True), extra)
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                rc = int(module.run(ns) or 0)
+        except (SkillEvalError, ModuleNotFoundError):
+            rc = 1
+        results.append({"gate": mod_name, "status": "pass" if rc == 0 else "fail"})
+    return results
+
+
 def _namespace(module: ModuleType, base: argparse.Namespace, extra: dict[str, Any]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--root", default=None)
