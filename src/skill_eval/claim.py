@@ -163,6 +163,6 @@ def check_claim_file(claim_file: dict[str, Any] | None, parsed: ClaimResult) -> 
         return "claim.json is missing or unreadable"
     if claim_file.get("status") != parsed.status:
         return f"claim.json says status {claim_file.get('status')!r} but final.md parses as {parsed.status!r}"
-    if parsed.ok and claim_file.get("claim") != parsed.claim.raw:  # type: ignore[union-attr]
+    if parsed.ok and claim_file.get("claim") != parsed.claim.raw:  # type: ignore[union-attr]  # parsed.ok: claim is set
         return "claim.json's claim differs from the envelope in final.md"
     return None

@@ -99,12 +99,12 @@ def run_once(url: str, work: Path, prompt: str, *, seed: int, max_tokens: int, m
     out = io.StringIO()
     cwd = os.getcwd()
     original = agent_loop.Agent._shell
-    agent_loop.Agent._shell = _no_shell  # type: ignore[method-assign]
+    agent_loop.Agent._shell = _no_shell  # type: ignore[method-assign]  # the corpus run never executes a shell
     try:
         os.chdir(ws)
         agent_loop.main(argv, out=out)
     finally:
-        agent_loop.Agent._shell = original  # type: ignore[method-assign]
+        agent_loop.Agent._shell = original  # type: ignore[method-assign]  # restored
         os.chdir(cwd)
     raw = out.getvalue()
     return raw, adapter.parse(raw.encode(), adapter.skill_dirs(home, ws), cwd=ws, installed_skills=[])

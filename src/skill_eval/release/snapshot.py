@@ -243,7 +243,7 @@ def build(cfg: Config, *, source: str, released_ref: str | None, raw_root: Path)
             arm = released_arm(released_ref or "")
             rel_runs = [run_entry(cfg, cur, catalog, raw_root, *r) for r in found.get((sc.id, arm), [])]
             for r in rel_runs:
-                _check_released_binding(raw_root / r["bundle"], released["skills"][sc.skill], r)  # type: ignore[index]
+                _check_released_binding(raw_root / r["bundle"], released["skills"][sc.skill], r)  # type: ignore[index]  # required: released is not None
             rel = arm_entry(arm, rel_runs, need)
         state, reasons = case_state(cand, rel, required)
         cases[sc.id] = {

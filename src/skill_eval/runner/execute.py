@@ -114,7 +114,7 @@ def _read_model_script(path: Path) -> bytes:
 def scripted_model_id(cfg: Config, opts: RunOptions) -> str:
     """`scripted:<digest>` of the script file, or of the whole script directory, so one recording
     of a suite shares one model id (and one baseline per skill and agent)."""
-    rel = opts.model_server.split(":", 1)[1].rstrip("/")  # type: ignore[union-attr]
+    rel = opts.model_server.split(":", 1)[1].rstrip("/")  # type: ignore[union-attr]  # called only for a scripted run: model_server is set
     path = cfg.root / rel
     if path.is_dir():
         return "scripted:" + tree_digest(path, "skill-eval-model-scripts-v1")
@@ -130,7 +130,7 @@ def load_item_script(cfg: Config, opts: RunOptions, item: RunItem) -> tuple[str,
 
 def render_prompt(cfg: Config, item: RunItem, recorder: InputRecorder, skill_body: str | None) -> str:
     template = recorder.read_text(f"{cfg.evals_root}/{PROMPTS}/{'trigger' if item.kind == 'trigger' else 'behavioral'}.md")
-    text = item.scenario.prompt if item.scenario else item.prompt.prompt  # type: ignore[union-attr]
+    text = item.scenario.prompt if item.scenario else item.prompt.prompt  # type: ignore[union-attr]  # a RunItem has a scenario or a prompt
     rendered = template.replace("{prompt}", text.strip())
     if skill_body:  # the `skill` arm: the body is given, not discovered
         rendered = f"{skill_body.strip()}\n\n---\n\n{rendered}"
@@ -233,8 +233,8 @@ def _spawn(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes, out: P
         isolation.register(proc.pid)
         try:
             try:
-                proc.stdin.write(stdin)  # type: ignore[union-attr]
-                proc.stdin.close()  # type: ignore[union-attr]
+                proc.stdin.write(stdin)  # type: ignore[union-attr]  # stdin=PIPE: never None
+                proc.stdin.close()  # type: ignore[union-attr]  # stdin=PIPE: never None
             except BrokenPipeError:
                 pass
             while True:

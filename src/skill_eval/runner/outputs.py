@@ -171,7 +171,7 @@ class Substituter:
 
     def _process(self, data: bytes, final: bool) -> bytes:
         parts, pos = [], 0
-        for m in self.pattern.finditer(data):  # type: ignore[union-attr]
+        for m in self.pattern.finditer(data):  # type: ignore[union-attr]  # only reached with keys: pattern is compiled
             if not final and self._open_prefix(data, m.start()):
                 break  # a longer key may complete here; decide with the next chunk
             parts += [data[pos : m.start()], self.mapping[m.group()]]

@@ -476,7 +476,7 @@ def _pump_all(streams: list[_Stream], child: subprocess.Popen[bytes], control: s
         for fd, _event in poller.poll():
             if fd == ctl:
                 try:
-                    data = control.recv(64)  # type: ignore[union-attr]
+                    data = control.recv(64)  # type: ignore[union-attr]  # fd == ctl >= 0: control is not None
                 except OSError:
                     data = b""
                 if not data:  # the client is gone (killed): its tool must not outlive it
