@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 NOX := $(VENV)/bin/nox
 
-.PHONY: pr test lint e2e e2e-local e2e-local-smoke calibrate-local pack generate eval-risk eval-full eval-dogfood scorecard release clean
+.PHONY: pr test lint typecheck e2e e2e-local e2e-local-smoke calibrate-local pack generate eval-risk eval-full eval-dogfood scorecard release clean
 
 $(VENV)/.bootstrapped: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,9 @@ test: $(VENV)/.bootstrapped   ## the test suite
 
 lint: $(VENV)/.bootstrapped
 	$(NOX) -s lint
+
+typecheck: $(VENV)/.bootstrapped   ## mypy --strict on src/skill_eval
+	$(NOX) -s typecheck
 
 e2e: $(VENV)/.bootstrapped   ## real agent CLIs against scripted model servers
 	$(NOX) -s e2e
@@ -57,4 +60,4 @@ release: $(VENV)/.bootstrapped   ## sealed release stage + worksheet in build/re
 	$(NOX) -s release $(if $(WORKSHEET),-- --worksheet $(WORKSHEET))
 
 clean:
-	rm -rf .nox .pytest_cache .ruff_cache
+	rm -rf .nox .pytest_cache .ruff_cache .mypy_cache

@@ -3,6 +3,7 @@
 pr       — every deterministic check (no model, credential or network at check time)
 tests    — the test suite (no network but loopback)
 lint     — ruff
+typecheck — mypy, strict, on src/skill_eval ([tool.mypy] in pyproject.toml)
 e2e      — the real agent CLIs (pinned npm versions) against scripted model servers
 release  — pr gates + a sealed release stage (stops for the human worksheet; see README "Release flow")
 e2e-local — a real model offline (llama-cpp-python + SmolLM2-135M from PyPI) through the whole pipeline
@@ -38,6 +39,13 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     session.install("ruff==0.17.6")
     session.run("ruff", "check", "src", "tests", "scripts", "noxfile.py")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict over src/skill_eval (config and pins in pyproject.toml: [tool.mypy], the typecheck extra)."""
+    session.install("-e", ".[typecheck]")
+    session.run("mypy", *session.posargs)
 
 
 @nox.session

@@ -18,6 +18,7 @@ from conftest import REPO, git_commit_all
 from release_helpers import record_run, setup_host
 
 from skill_eval import cli, config, schemas, strict
+from skill_eval.commands import pr as pr_cmd
 from skill_eval.errors import CheckFailed, InputError
 from skill_eval.release import flow, report, sign
 from skill_eval.release import snapshot as snap
@@ -344,7 +345,7 @@ def test_signature_by_unknown_key_fails(cfg, tmp_path):
 
 # ----------------------------------------------------------------------------- CLI and this repository
 def test_cli_stage_resume_exit_codes(cfg, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(flow, "credential_free_checks", lambda cfg, skip=(): list(GATES))
+    monkeypatch.setattr(pr_cmd, "credential_free_checks", lambda cfg, skip=(): list(GATES))
     record_all(cfg, **{c: {"scripted": True} for c in CASES})
     root = ["--root", str(cfg.root)]
     out = tmp_path / "o"
@@ -365,7 +366,7 @@ def test_cli_stage_resume_exit_codes(cfg, tmp_path, monkeypatch, capsys):
 def test_this_repository_stages_and_reports_incomplete(tmp_path, monkeypatch):
     """The committed dogfood evidence is scripted: staging works offline and the example worksheet
     yields an honest INCOMPLETE."""
-    monkeypatch.setattr(flow, "credential_free_checks", lambda cfg, skip=(): list(GATES))
+    monkeypatch.setattr(pr_cmd, "credential_free_checks", lambda cfg, skip=(): list(GATES))
     cfg = config.load(REPO)
     st = flow.stage(cfg, out_dir=tmp_path, session="dogfood", source="evidence", released_ref=None, checks=GATES)
     cases = st.record["snapshot"]["cases"]
@@ -385,7 +386,7 @@ def test_run_records_every_required_arm_once_into_the_session(repo_copy, tmp_pat
     """--run: candidate + released arm, once each, moved out of the evidence tree; scripted -> incomplete."""
     from conftest import git
 
-    monkeypatch.setattr(flow, "credential_free_checks", lambda cfg, skip=(): list(GATES))
+    monkeypatch.setattr(pr_cmd, "credential_free_checks", lambda cfg, skip=(): list(GATES))
     path = repo_copy / "agent-evals/skills/scenarios.yaml"
     doc = yaml.safe_load(path.read_text())
     for s in doc["scenarios"]:
@@ -472,7 +473,7 @@ def test_released_run_with_other_skill_bytes_fails_the_binding(cfg, tmp_path):
 
 def test_credential_free_gates_really_run_and_record_failures(cfg):
     """The real pr steps: the scenario edit left the pack stale, so the pack gate fails; skips are recorded."""
-    checks = flow.credential_free_checks(cfg, ("surface", "golden"))
+    checks = pr_cmd.credential_free_checks(cfg, ("surface", "golden"))
     status = {c["gate"]: c["status"] for c in checks}
     assert status["pack"] == "fail" and status["surface"] == "skipped"
     assert status.get("golden", "skipped") == "skipped"  # omitted where the pr profile says it does not apply

@@ -73,7 +73,7 @@ def load(cfg: Config, t: Triple) -> dict[str, Any] | None:
     path = path_for(cfg, t)
     if not path.exists():
         return None
-    data = schemas.validate(formats.upgrade(strict.load_json(path), "baseline", path), "baseline", path)
+    data: dict[str, Any] = schemas.validate(formats.upgrade(strict.load_json(path), "baseline", path), "baseline", path)
     if (data["skill"], data["agent"], data["model"]) != (t.skill, t.agent, t.model):
         raise ConfigError(f"records {data['skill']}/{data['agent']}/{data['model']}, not {t}", source=path)
     return data

@@ -19,6 +19,7 @@ from typing import Any
 from skill_eval import schemas, strict
 from skill_eval.config import SubjectProfile
 from skill_eval.errors import SkillEvalError, message_of
+from skill_eval.vocab import ClaimStatus, TargetState
 
 TAG = "skill-eval-claim"
 _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
@@ -27,7 +28,7 @@ _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 @dataclass(frozen=True)
 class Target:
     name: str
-    state: str
+    state: TargetState
     verdict: str | None
     evidence: tuple[int, ...]
 
@@ -54,7 +55,7 @@ class Claim:
 
 @dataclass(frozen=True)
 class ClaimResult:
-    status: str  # ok | absent | ambiguous | invalid
+    status: ClaimStatus
     claim: Claim | None
     reason: str
 
@@ -162,6 +163,6 @@ def check_claim_file(claim_file: dict[str, Any] | None, parsed: ClaimResult) -> 
         return "claim.json is missing or unreadable"
     if claim_file.get("status") != parsed.status:
         return f"claim.json says status {claim_file.get('status')!r} but final.md parses as {parsed.status!r}"
-    if parsed.ok and claim_file.get("claim") != parsed.claim.raw:  # type: ignore[union-attr]
+    if parsed.ok and claim_file.get("claim") != parsed.claim.raw:  # type: ignore[union-attr]  # parsed.ok: claim is set
         return "claim.json's claim differs from the envelope in final.md"
     return None

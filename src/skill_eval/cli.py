@@ -20,6 +20,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
+    from types import ModuleType
+    from typing import IO, NoReturn
 
 
 class CommandInfo:
@@ -70,7 +73,7 @@ class CommandImportError(Exception):
     """A command module failed to import: a bug in skill-eval (exit 3), named by module."""
 
 
-def load_command(name: str):
+def load_command(name: str) -> ModuleType:
     """Import the module of command `name` (only that one)."""
     import importlib
 
@@ -87,14 +90,14 @@ def available_commands() -> dict[str, str]:
     return {name: info.summary for name, info in COMMANDS.items()}
 
 
-def _parser_class():
+def _parser_class() -> type[argparse.ArgumentParser]:
     import argparse
 
     class Parser(argparse.ArgumentParser):
         """argparse whose usage errors are SkillEvalErrors, so they render through main's one
         handler (one line, or JSON under --json) instead of printing usage and exiting."""
 
-        def error(self, message: str):  # type: ignore[override]
+        def error(self, message: str) -> NoReturn:
             command = self.prog.removeprefix("skill-eval").strip() or None
             raise UsageError(message, source=command, fix=f"see `{self.prog} --help`")
 
@@ -136,7 +139,7 @@ def _unknown_command(name: str) -> UsageError:
     return UsageError(f"unknown command {name!r}", fix=fix)
 
 
-def print_help(file=None) -> None:
+def print_help(file: IO[str] | None = None) -> None:
     """The top-level help, formatted from COMMANDS alone: no argparse, no command import
     (`skill-eval --help` runs on every pre-commit hook misconfiguration; it should be instant)."""
     width = max(len(name) for name in COMMANDS) + 2
@@ -230,7 +233,7 @@ def internal_error(exc: BaseException, as_json: bool) -> int:
     return EXIT_INTERNAL
 
 
-def crash_log_dir():
+def crash_log_dir() -> Path:
     """`$XDG_STATE_HOME/skill-eval` (default ~/.local/state/skill-eval)."""
     import os
     from pathlib import Path
@@ -239,7 +242,7 @@ def crash_log_dir():
     return Path(base) / "skill-eval"
 
 
-def write_crash_log(exc: BaseException):
+def write_crash_log(exc: BaseException) -> str | None:
     """Write `exc`'s traceback to a new file under crash_log_dir() (else the temp dir); its path."""
     import os
     import tempfile

@@ -19,6 +19,8 @@ CONFIG_NAME = "skill-eval.toml"
 K_DEFAULT = 3
 BODY_WARN_LINES_DEFAULT = 500
 MAX_BUNDLE_FILE_BYTES_DEFAULT = strict.MAX_FILE_BYTES
+TOOL_HARNESS_DEFAULT = True
+REAL_ENV_DEFAULT = "SKILL_EVAL_REAL"
 # Upper bounds shared by the schema (test_strict checks they agree) and the command line:
 # a huge k or turn budget is a resource-exhaustion bug, not a setting.
 K_MAX = 100
@@ -63,7 +65,7 @@ class SubjectProfile:
     invocation_classes: dict[str, InvocationClass] = field(default_factory=dict)
     cli_reference: str | None = None
     surface_files: tuple[str, ...] = ()
-    real_env: str = "SKILL_EVAL_REAL"
+    real_env: str = REAL_ENV_DEFAULT
     package: str | None = None
     version: str | None = None
 
@@ -258,7 +260,7 @@ def _subject(source: Path, s: dict[str, Any] | None) -> SubjectProfile:
         invocation_classes=classes,
         cli_reference=surface.get("cli_reference"),
         surface_files=tuple(surface.get("files", ())),
-        real_env=s.get("real_env", "SKILL_EVAL_REAL"),
+        real_env=s.get("real_env", REAL_ENV_DEFAULT),
         package=s.get("package"),
         version=s.get("version"),
     )
@@ -296,7 +298,7 @@ def _build(root: Path, source: Path, raw: dict[str, Any]) -> Config:
         evals_root=evals["root"],
         k=evals.get("k", K_DEFAULT),
         harness=tuple(evals.get("harness", ())),
-        tool_harness=evals.get("tool_harness", True),
+        tool_harness=evals.get("tool_harness", TOOL_HARNESS_DEFAULT),
         max_bundle_file_bytes=evals.get("max_bundle_file_bytes", MAX_BUNDLE_FILE_BYTES_DEFAULT),
         subject=subject,
         agent=AgentDefaults(**raw.get("agent", {})),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from skill_eval import fsio, schemas, strict
 from skill_eval.config import Config
@@ -34,11 +34,11 @@ class TruthCase:
 
     @property
     def expected(self) -> str | None:
-        return self.record["expected"]
+        return cast("str | None", self.record["expected"])
 
     @property
     def expected_exit(self) -> int:
-        return self.record["expected_exit"]
+        return cast(int, self.record["expected_exit"])
 
     @property
     def min_evidence(self) -> tuple[str, ...]:
@@ -46,11 +46,11 @@ class TruthCase:
 
     @property
     def consumer_expected(self) -> str | None:
-        return self.record.get("consumer_expected")
+        return cast("str | None", self.record.get("consumer_expected"))
 
     @property
     def targets(self) -> dict[str, dict[str, Any]]:
-        return self.record.get("targets", {})
+        return cast("dict[str, dict[str, Any]]", self.record.get("targets", {}))
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ class Scenario:
         """Category A resolves from ground truth; Category B states it explicitly."""
         if self.category == "A" or self.expected is None:
             return truth.expected
-        return self.expected["verdict"]
+        return cast("str | None", self.expected["verdict"])
 
     @property
     def uncertainty(self) -> str | None:

@@ -34,13 +34,16 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skill_eval import baselines, formats, fsio, gates, isolation, regrade, schemas, strict
 from skill_eval import bundle as bundle_mod
 from skill_eval.config import Config
 from skill_eval.errors import SkillEvalError, message_of
 from skill_eval.graders import ZERO_TOLERANCE_DEFAULT, Catalog, Grade, grade_bundle
+
+if TYPE_CHECKING:
+    from skill_eval.rerecord import Deferrals
 
 EVIDENCE = "evidence"
 PENDING = "evidence-pending.yaml"
@@ -170,10 +173,10 @@ def _pass(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Ca
         if not r.meta_ok:  # rare: rebuild the exact message (and grade it if the strict reader disagrees)
             f = _read_meta(cfg, r.path / "meta.json", r.parts)
             graded = f.meta is not None
-            seen.append(_Seen(f.rel, f.slot, f.problems, fresh(f.meta) if graded else (),
+            seen.append(_Seen(f.rel, f.slot, f.problems, fresh(f.meta) if f.meta is not None else (),
                               grade_bundle(f.path, catalog()) if graded else None))
             continue
-        f = Found(r.path, "/".join(r.parts), None, Slot(*(sys.intern(v) if isinstance(v, str) else v for v in r.slot_key)))
+        f = Found(r.path, "/".join(r.parts), None, Slot(*(sys.intern(v) if isinstance(v, str) else v for v in r.slot_key)))  # type: ignore[arg-type, union-attr]  # meta_ok: slot_key is (str, str, str, str, int)
         _check_path(f, r.parts, r.run_id or "")
         if hasattr(r.grade, "share_path"):
             r.grade.share_path(root_str, f.rel)
@@ -187,10 +190,11 @@ def load_pending(cfg: Config) -> list[dict[str, str]]:
     if not path.exists():
         return []
     raw = formats.upgrade(strict.load_yaml(path), "evidence_pending", path)
-    return schemas.validate(raw, "evidence_pending", path)["pending"]
+    pending: list[dict[str, str]] = schemas.validate(raw, "evidence_pending", path)["pending"]
+    return pending
 
 
-def _default_selection():
+def _default_selection() -> tuple[Callable[..., Any], Callable[..., Any]]:
     try:
         from skill_eval import selection
     except ImportError as exc:  # pragma: no cover - selection ships with the package
@@ -207,10 +211,11 @@ _ORIGINAL_DEFAULT_FRESHNESS = _default_freshness
 
 def _meta_of(cfg: Config, rel: str) -> dict[str, Any]:
     """A stale bundle's meta.json, read again only when a deferral might excuse it (rare)."""
-    return strict.load_json(evidence_dir(cfg) / rel / "meta.json")
+    meta: dict[str, Any] = strict.load_json(evidence_dir(cfg) / rel / "meta.json")
+    return meta
 
 
-def _deferrals(cfg: Config, stage: str):
+def _deferrals(cfg: Config, stage: str) -> Deferrals | None:
     """Re-record deferrals (rerecord.py), or None when the host has none (no extra digest work)."""
     from skill_eval import freshness, rerecord
 
@@ -386,7 +391,8 @@ def release_problems(rel: str, meta: dict[str, Any] | None, g: Grade) -> list[st
     return out
 
 
-def pending_from_expected(cfg: Config, reason: str, *, select_fn=None, expected_fn=None) -> dict[str, Any]:
+def pending_from_expected(cfg: Config, reason: str, *, select_fn: Callable[..., Any] | None = None,
+                          expected_fn: Callable[..., Any] | None = None) -> dict[str, Any]:
     """An evidence-pending.yaml body naming every full-suite (kind, item) that has no evidence yet."""
     if select_fn is None or expected_fn is None:
         select_fn, expected_fn = _default_selection()

@@ -75,7 +75,7 @@ def _scalar_equal(a: Any, b: Any) -> bool:
         return a is b
     if ta is str or tb is str:
         return ta is tb and a == b
-    return a == b
+    return bool(a == b)
 
 
 def _unique(items: list[Any]) -> bool:
@@ -119,7 +119,7 @@ class _Compiler:
         if "type" in s:
             names = s["type"] if isinstance(s["type"], list) else [s["type"]]
             tests = [_type_check(n) for n in names]
-            checks.append(tests[0] if len(tests) == 1 else (lambda v, ts=tuple(tests): any(t(v) for t in ts)))
+            checks.append(tests[0] if len(tests) == 1 else (lambda v, ts=tuple(tests): any(t(v) for t in ts)))  # type: ignore[misc]  # mypy cannot type a lambda with a binding default
         if "const" in s:
             c = s["const"]
             checks.append(lambda v: _scalar_equal(v, c))
@@ -142,10 +142,10 @@ class _Compiler:
             out.append(lambda v: type(v) is not str or search(v) is not None)
         if "minLength" in s:
             n = s["minLength"]
-            out.append(lambda v, n=n: type(v) is not str or len(v) >= n)
+            out.append(lambda v, n=n: type(v) is not str or len(v) >= n)  # type: ignore[misc]  # mypy cannot type a lambda with a binding default
         if "maxLength" in s:
             n = s["maxLength"]
-            out.append(lambda v, n=n: type(v) is not str or len(v) <= n)
+            out.append(lambda v, n=n: type(v) is not str or len(v) <= n)  # type: ignore[misc]  # mypy cannot type a lambda with a binding default
         return out
 
     def _numbers(self, s: dict[str, Any]) -> list[Check]:
@@ -154,7 +154,7 @@ class _Compiler:
                         ("exclusiveMinimum", lambda v, b: v > b), ("exclusiveMaximum", lambda v, b: v < b)):
             if key in s:
                 bound = s[key]
-                out.append(lambda v, b=bound, ok=ok: not _is_number(v) or ok(v, b))
+                out.append(lambda v, b=bound, ok=ok: not _is_number(v) or ok(v, b))  # type: ignore[misc]  # mypy cannot type a lambda with a binding default
         return out
 
     def _arrays(self, s: dict[str, Any]) -> list[Check]:
@@ -171,10 +171,10 @@ class _Compiler:
             out.append(items)
         if "minItems" in s:
             n = s["minItems"]
-            out.append(lambda v, n=n: type(v) is not list or len(v) >= n)
+            out.append(lambda v, n=n: type(v) is not list or len(v) >= n)  # type: ignore[misc]  # mypy cannot type a lambda with a binding default
         if "maxItems" in s:
             n = s["maxItems"]
-            out.append(lambda v, n=n: type(v) is not list or len(v) <= n)
+            out.append(lambda v, n=n: type(v) is not list or len(v) <= n)  # type: ignore[misc]  # mypy cannot type a lambda with a binding default
         if s.get("uniqueItems") is True:
             out.append(lambda v: type(v) is not list or _unique(v))
         return out
@@ -193,10 +193,10 @@ class _Compiler:
             out.append(required)
         if "minProperties" in s:
             n = s["minProperties"]
-            out.append(lambda v, n=n: type(v) is not dict or len(v) >= n)
+            out.append(lambda v, n=n: type(v) is not dict or len(v) >= n)  # type: ignore[misc]  # mypy cannot type a lambda with a binding default
         if "maxProperties" in s:
             n = s["maxProperties"]
-            out.append(lambda v, n=n: type(v) is not dict or len(v) <= n)
+            out.append(lambda v, n=n: type(v) is not dict or len(v) <= n)  # type: ignore[misc]  # mypy cannot type a lambda with a binding default
         if "propertyNames" in s:
             name_ok = self.compile(s["propertyNames"])
             out.append(lambda v: type(v) is not dict or all(name_ok(k) for k in v))

@@ -92,7 +92,7 @@ def _meta_1_to_2(record: dict[str, Any]) -> dict[str, Any]:
     from skill_eval import outcomes  # a pure leaf as well: the one status -> outcome rule
 
     status = record.get("status")
-    extra = record.get("extra") if isinstance(record.get("extra"), dict) else {}
+    extra = raw_extra if isinstance(raw_extra := record.get("extra"), dict) else {}
     reason = str(record.get("status_reason") or "")
     if not reason and isinstance(extra.get("stop_reason"), str):
         reason = extra["stop_reason"] + ":"  # v1 runs cut by a budget say so only in extra.stop_reason

@@ -74,7 +74,8 @@ def current(cfg: Config) -> Current:
     memo = regrade.shared_memo()
     key = ("freshness.current", id(cfg))
     if memo is not None and key in memo:
-        return memo[key][1]
+        shared: Current = memo[key][1]
+        return shared
     skills = discover(cfg)
     cur = Current(pack_mod.compute(cfg, skills), pack_mod.surface_digest(cfg), cfg.subject.surface_files, skills)
     if memo is not None:

@@ -41,11 +41,11 @@ def pass_k(grades: list[Grade], k: int, zero_tolerance: tuple[int, ...] = ZERO_T
         if key.kind != "behavioral":
             continue
         label = f"{key.item} [{key.arm}]"
-        indices = sorted(g.meta.get("k") for g in runs if isinstance(g.meta.get("k"), int))
+        indices = sorted(g.meta["k"] for g in runs if isinstance(g.meta.get("k"), int))
         if indices != list(range(k)):
             problems.append(f"pass^k: {label} has runs k={indices}, needs exactly 0..{k - 1}")
         for dim in zero_tolerance:
-            bad = sorted(g.meta.get("k") for g in runs if dim in g.failed_dimensions())
+            bad = sorted(g.meta["k"] for g in runs if dim in g.failed_dimensions())  # (a grade's meta has every key)
             if bad:
                 problems.append(f"pass^k: {label} fails zero-tolerance dimension {dim} in run(s) k={bad}")
     return problems

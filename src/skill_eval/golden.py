@@ -25,6 +25,7 @@ from skill_eval.content import GOLDEN_DIR, GOLDEN_SCENARIOS, golden_dir, load_go
 from skill_eval.errors import ConfigError
 from skill_eval.formats import FORMATS
 from skill_eval.graders import Catalog, grade_bundle
+from skill_eval.vocab import CallStatus
 
 MANIFEST = "manifest.yaml"
 
@@ -48,7 +49,7 @@ class RecordedCall:
     stderr: bytes = b""
     cwd: str = "."
     outputs: list[RecordedOutput] = field(default_factory=list)
-    status: str = "complete"
+    status: CallStatus = "complete"
     substitutions: dict[str, int] = field(default_factory=lambda: {"stdout": 0, "stderr": 0})
     # Call v2 input digests ({"arg", "path", "kind", "sha256", "stable"}); None writes an
     # upgraded-v1-shaped record (no input evidence), which graders refuse as evidence.

@@ -41,7 +41,7 @@ def contamination(meta: Mapping[str, Any], events: Iterable[Mapping[str, Any]], 
     if not is_control(arm) or not skill:
         return []
     reasons: list[str] = []
-    extra = meta.get("extra") if isinstance(meta.get("extra"), Mapping) else {}
+    extra = raw_extra if isinstance(raw_extra := meta.get("extra"), Mapping) else {}
     installed = extra.get("installed_skills")
     if not isinstance(installed, list):
         reasons.append(f"{arm} bundle does not attest its installed skills (meta extra.installed_skills missing): "
@@ -54,7 +54,7 @@ def contamination(meta: Mapping[str, Any], events: Iterable[Mapping[str, Any]], 
         path = str(entry.get("path", "")) if isinstance(entry, Mapping) else ""
         if any(path.startswith(f"{root.rstrip('/')}/{skill}/") for root in published):
             reasons.append(f"{arm} run's runner read {path} (a file of the skill under test)")
-    attested = meta.get("arm_isolation") if isinstance(meta.get("arm_isolation"), Mapping) else {}
+    attested = raw_attested if isinstance(raw_attested := meta.get("arm_isolation"), Mapping) else {}
     for field in ("discoverable", "read"):
         hits = [str(p) for p in attested.get(field) or () if str(p).split("/", 1)[0] == skill]
         if hits:

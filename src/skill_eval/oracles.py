@@ -16,6 +16,7 @@ from skill_eval import hashing, strict
 from skill_eval.bundle import Bundle
 from skill_eval.content import Scenario
 from skill_eval.errors import SkillEvalError, message_of
+from skill_eval.vocab import CheckStatus
 
 PREDICATES = ("command-exit-zero", "validation-pass", "git-worktree-clean", "git-managed-paths-only", "file-contains")
 BLOB_DIR = "facts/blobs"
@@ -74,7 +75,7 @@ _IMPL = {
 }
 
 
-def grade(bundle: Bundle, scenario: Scenario | None) -> tuple[str, list[str], dict[str, bool]]:
+def grade(bundle: Bundle, scenario: Scenario | None) -> tuple[CheckStatus, list[str], dict[str, bool]]:
     """(status, reasons, per-assertion pass) with status pass | fail | not_applicable."""
     actions = scenario.actions if scenario else ()
     oracle = scenario.oracle if scenario else {}

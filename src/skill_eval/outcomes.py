@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
-COMPLETED = "completed"
-AGENT_ERROR = "agent_error"
-INFRA_ERROR = "infra_error"
-BUDGET_STOP = "budget_stop"
-OUTCOMES = (COMPLETED, AGENT_ERROR, INFRA_ERROR, BUDGET_STOP)
+from skill_eval.vocab import Outcome
+
+COMPLETED: Final = "completed"
+AGENT_ERROR: Final = "agent_error"
+INFRA_ERROR: Final = "infra_error"
+BUDGET_STOP: Final = "budget_stop"
+OUTCOMES: tuple[Outcome, ...] = (COMPLETED, AGENT_ERROR, INFRA_ERROR, BUDGET_STOP)
 
 # run_error kinds (adapters/base.py) that mean the harness, transport or CLI failed, not the agent
 INFRA_KINDS = ("model_config", "malformed_stream", "incomplete_stream", "record_failed")
@@ -35,7 +37,7 @@ _TRANSPORT = re.compile(
 )
 
 
-def outcome_of(meta: Mapping[str, Any], usage: Mapping[str, Any] | None = None) -> str:
+def outcome_of(meta: Mapping[str, Any], usage: Mapping[str, Any] | None = None) -> Outcome:
     """The run's outcome: meta's own `outcome` when present (v2), else derived from status/status_reason.
 
     `usage` (usage.json) distinguishes a timeout before any turn (infra) from one mid-run (budget).
@@ -47,7 +49,7 @@ def outcome_of(meta: Mapping[str, Any], usage: Mapping[str, Any] | None = None) 
     return derive(meta.get("status"), str(meta.get("status_reason") or ""), turns=(usage or {}).get("turns"))
 
 
-def derive(status: Any, reason: str, *, turns: Any = None, infra: bool = False) -> str:
+def derive(status: Any, reason: str, *, turns: Any = None, infra: bool = False) -> Outcome:
     """The one rule from status/status_reason to an outcome: the runner writes meta v2's `outcome`
     with it, the meta 1->2 migration and v1 readers derive it with it.
 

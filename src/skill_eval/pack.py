@@ -219,6 +219,7 @@ def diff(committed: dict[str, Entry], current: dict[str, Entry]) -> list[str]:
     for key in sorted(set(committed) | set(current)):
         old, new = committed.get(key), current.get(key)
         if old is None:
+            assert new is not None  # the key came from one of the two
             problems.append(f"{key}: new entry not in the committed pack (affects {', '.join(new.affects)})")
             continue
         if new is None:

@@ -79,6 +79,8 @@ class SlimGrade:
     __slots__ = ("_bundle", "_prefix", "kind", "item", "_meta", "_checks", "zero_tolerance")
     _META_KEYS = ("arm", "skill", "k", "run_id", "agent", "model", "scenario", "prompt_id", "kind", "scripted")
     KEEP_REASONS = ("activation",)
+    _bundle: str
+    _prefix: str | None
 
     def __init__(self, grade: Any):
         self._bundle, self._prefix = grade.bundle, None
@@ -98,10 +100,10 @@ class SlimGrade:
         if self.bundle == f"{prefix}/{rel}":
             self._bundle, self._prefix = rel, sys.intern(prefix)
 
-    def __getstate__(self) -> tuple:
+    def __getstate__(self) -> tuple[Any, ...]:
         return (self.bundle, self.kind, self.item, self._meta, self._checks, self.zero_tolerance)
 
-    def __setstate__(self, state: tuple) -> None:  # re-intern after crossing a process boundary
+    def __setstate__(self, state: tuple[Any, ...]) -> None:  # re-intern after crossing a process boundary
         self._bundle, kind, item, meta, checks, zero = state
         self._prefix = None
         self.zero_tolerance = _INTERNED.setdefault(zero, zero)
@@ -122,7 +124,8 @@ class SlimGrade:
 
     @property
     def checks(self) -> dict[str, Any]:
-        return self.full().checks
+        checks: dict[str, Any] = self.full().checks
+        return checks
 
     # the queries the gates and text output make, answered from the compact tuples
     def failures(self) -> list[int | str]:
@@ -153,11 +156,12 @@ def _intern(value: Any) -> Any:
     return _INTERNED.setdefault(value, value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-def _share(checks: tuple) -> tuple:
+def _share(checks: tuple[Any, ...]) -> tuple[Any, ...]:
     """One shared tuple per distinct status pattern (most bundles have one of a handful)."""
     if any(reasons for _, _, reasons in checks):
         return checks
-    return _INTERNED.setdefault(("checks", checks), checks)
+    shared: tuple[Any, ...] = _INTERNED.setdefault(("checks", checks), checks)
+    return shared
 
 
 def _check_key(name: str, status: str, reasons: tuple[str, ...]) -> tuple[str, str, tuple[str, ...]]:
@@ -183,7 +187,7 @@ def _one(index: int) -> Result:
         return Result(path, parts, False, None, None, None, [], None)
     key = slot_key(meta)
     stale = list(_STATE["fresh"](meta))
-    grade = None
+    grade: Any = None
     if len(parts) == LAYOUT_DEPTH and _STATE["grade"]:
         from skill_eval.graders import grade_bundle
 
@@ -226,7 +230,7 @@ def run(cfg: Config, root: Path, fresh: Callable[[dict[str, Any]], list[str]], c
 
 
 # -- sharing one pass between the freshness and evidence steps of `pr` ----------------------
-_SHARED: dict[str, Any] | None = None
+_SHARED: dict[Any, Any] | None = None  # str flags and (name, ...) memo keys
 
 
 @contextlib.contextmanager

@@ -37,7 +37,8 @@ def schema_dir() -> Path:
 @functools.cache
 def load_schema(name: str) -> dict[str, Any]:
     path = schema_dir() / f"{name}.schema.json"
-    return strict.load_json(path)
+    schema: dict[str, Any] = strict.load_json(path)
+    return schema
 
 
 @functools.cache

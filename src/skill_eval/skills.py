@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,7 +126,7 @@ def _strip_code(text: str) -> str:
     return re.sub(r"`[^`\n]*`", "", text)
 
 
-def rewrite_links(text: str, mapping) -> str:
+def rewrite_links(text: str, mapping: Callable[[str], str | None]) -> str:
     """Replace link targets: mapping(target_without_fragment) -> new target or None (keep)."""
 
     def repl(m: re.Match[str]) -> str:

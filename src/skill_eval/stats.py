@@ -26,15 +26,17 @@ import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
-LIFT = "LIFT"
-REGRESSION = "REGRESSION"
-NO_LIFT = "NO_LIFT"
-UNCALIBRATED = "UNCALIBRATED"
-INDETERMINATE = "INDETERMINATE"
-ERROR = "ERROR"
-VERDICTS = (LIFT, REGRESSION, NO_LIFT, UNCALIBRATED, INDETERMINATE, ERROR)
+from skill_eval.vocab import CalibrationStatus, LiftVerdict
+
+LIFT: Final = "LIFT"
+REGRESSION: Final = "REGRESSION"
+NO_LIFT: Final = "NO_LIFT"
+UNCALIBRATED: Final = "UNCALIBRATED"
+INDETERMINATE: Final = "INDETERMINATE"
+ERROR: Final = "ERROR"
+VERDICTS: tuple[LiftVerdict, ...] = (LIFT, REGRESSION, NO_LIFT, UNCALIBRATED, INDETERMINATE, ERROR)
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,8 @@ def sign_test(wins: int, losses: int) -> float:
         return 1.0
     low = min(wins, losses)
     tail = sum(math.comb(n, i) for i in range(low + 1))
-    return min(1.0, 2 * tail / 2**n)
+    p: float = min(1.0, 2 * tail / 2**n)  # (int ** int is typed Any: a negative exponent gives a float)
+    return p
 
 
 def bootstrap_ci(diffs: Sequence[float], samples: int, seed: int, confidence: float) -> tuple[float, float]:
@@ -137,7 +140,7 @@ class Calibration:
     false_difference_rate: float | None  # share of paired scenarios whose pass rate differs
     noise_floor: float | None  # max |CI bound| of the A/A mean difference
     sign_p: float | None
-    status: str  # ok | INDETERMINATE | ERROR
+    status: CalibrationStatus
     reason: str = ""
 
     def to_json(self) -> dict[str, Any]:
@@ -169,7 +172,7 @@ def calibrate(arm: str, first: Sequence[Run], second: Sequence[Run], settings: S
 class Lift:
     treatment: str
     control: str
-    verdict: str
+    verdict: LiftVerdict
     n_paired: int
     effect: float | None = None
     ci: tuple[float, float] | None = None
@@ -223,7 +226,7 @@ def lift(treatment: str, control: str, t_runs: Sequence[Run], c_runs: Sequence[R
     wins, losses = sum(1 for d in diffs if d > 0), sum(1 for d in diffs if d < 0)
     p = sign_test(wins, losses)
     floor = calibration.noise_floor if calibration is not None and calibration.status == "ok" else None
-    base = {"n_paired": n, "effect": effect, "ci": (lo, hi), "wins": wins, "losses": losses, "ties": n - wins - losses,
+    base: dict[str, Any] = {"n_paired": n, "effect": effect, "ci": (lo, hi), "wins": wins, "losses": losses, "ties": n - wins - losses,
             "sign_p": p, "noise_floor": floor, "calibrated": floor is not None, "runs": runs}
     significant = (lo > 0 or hi < 0) and p < settings.alpha
     if not significant:

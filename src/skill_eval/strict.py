@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import math
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 import yaml
 
@@ -28,6 +29,8 @@ _BOM = b"\xef\xbb\xbf"
 MAX_FILE_BYTES = 32 * 1024 * 1024  # the one default cap (config `evals.max_bundle_file_bytes` may lower it)
 MAX_DEPTH = 64  # containers inside containers; no format skill-eval reads needs more than ~8
 MAX_INT_DIGITS = 30  # far beyond any count, size or exit code; keeps bignums out of arithmetic
+
+_T = TypeVar("_T")
 
 
 def decode_utf8(data: bytes, source: object) -> str:
@@ -73,7 +76,7 @@ def read_text(path: Path, *, max_bytes: int | None = None) -> str:
     return decode_utf8(read_bytes(path, max_bytes=max_bytes), path)
 
 
-def check_value(value: Any, source: object, *, max_depth: int = MAX_DEPTH) -> Any:
+def check_value(value: _T, source: object, *, max_depth: int = MAX_DEPTH) -> _T:
     """Walk a parsed document (iteratively): refuse deep nesting, non-finite floats, huge
     integers and strings that are not valid Unicode (lone surrogates), naming the field."""
     stack: list[tuple[Any, str, int]] = [(value, "", 0)]
@@ -98,7 +101,7 @@ def check_value(value: Any, source: object, *, max_depth: int = MAX_DEPTH) -> An
     return value
 
 
-def _check_string(text: str, source: object, field: str) -> None:
+def _check_string(text: str, source: object, field: str | None) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -106,7 +109,7 @@ def _check_string(text: str, source: object, field: str) -> None:
                          fix="remove the \\uD8xx-\\uDFxx escape") from None
 
 
-def _reject_duplicates(source: object):
+def _reject_duplicates(source: object) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in pairs:
@@ -118,7 +121,7 @@ def _reject_duplicates(source: object):
     return hook
 
 
-def _reject_constant(name: str):
+def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"non-standard JSON constant {name}")
 
 
@@ -194,8 +197,8 @@ class _StrictLoader(yaml.SafeLoader):
 
     _depth = 0
 
-    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
-        event = self.peek_event()
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]  # Parser.peek_event is unannotated in types-PyYAML
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise yaml.composer.ComposerError(
                 None, None, "anchors and aliases (&name, *name) are not allowed", event.start_mark)
@@ -216,7 +219,7 @@ _StrictLoader.yaml_implicit_resolvers = {
 }
 
 
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False):
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     loader.flatten_mapping(node)
     mapping: dict[Any, Any] = {}
     for key_node, value_node in node.value:
@@ -245,7 +248,8 @@ def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-_StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
+# (the stubs type this unbound method's self as SafeConstructor, which add_constructor's loader bound excludes)
+_StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)  # type: ignore[type-var]
 
 
 def _refuse_tag(loader: _StrictLoader, node: yaml.Node) -> Any:

@@ -43,7 +43,8 @@ def get_adapter(name: str, **options: str) -> Adapter:
         raise ConfigError(f"unknown agent adapter {name!r}", fix=f"use one of {', '.join(sorted(ADAPTERS))}")
     module, cls = ADAPTERS[name]
     try:
-        return getattr(importlib.import_module(f"skill_eval.adapters.{module}"), cls)(**options)
+        adapter: Adapter = getattr(importlib.import_module(f"skill_eval.adapters.{module}"), cls)(**options)
+        return adapter
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"bad options {options!r} for agent adapter {name!r}: {exc}") from None
 

@@ -276,8 +276,8 @@ def discover_skills(roots: list[Path]) -> tuple[dict[str, Skill], list[str]]:
             except InputError as exc:
                 problems.append(str(exc))
                 continue
-            name = meta.get("name") if isinstance(meta.get("name"), str) else skill_md.parent.name
-            desc = meta.get("description") if isinstance(meta.get("description"), str) else ""
+            name = raw_name if isinstance(raw_name := meta.get("name"), str) else skill_md.parent.name
+            desc = raw_desc if isinstance(raw_desc := meta.get("description"), str) else ""
             found.setdefault(name, Skill(name, " ".join(desc.split()), skill_md.resolve()))
     return found, problems
 
@@ -332,7 +332,7 @@ class HttpModel:
         if self.api == "chat":
             # tool_choice "auto" is the OpenAI default, but llama-cpp-python's chatml-function-calling
             # handler drops the tools from the prompt unless it is sent: the model could never call one
-            body = {"model": self.model, "messages": _chat_messages(history), "tools": [{"type": "function", "function": t} for t in tools],
+            body: dict[str, Any] = {"model": self.model, "messages": _chat_messages(history), "tools": [{"type": "function", "function": t} for t in tools],
                     "tool_choice": "auto"}
             if self.max_tokens is not None:
                 body["max_tokens"] = self.max_tokens

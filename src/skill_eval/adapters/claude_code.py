@@ -162,10 +162,10 @@ def _assistant(b: EventBuilder, msg: dict[str, Any], st: _State) -> None:
 def _check_init(b: EventBuilder, init: dict[str, Any], installed: Sequence[str] | None) -> None:
     if not installed:
         return
-    tools = init.get("tools") if isinstance(init.get("tools"), list) else []
+    tools = raw_tools if isinstance(raw_tools := init.get("tools"), list) else []
     if "Skill" not in tools:
         b.error(ERR_TOOL_MISSING, "Skill (the agent cannot activate skills: --bare or --disable-slash-commands?)")
-    loaded = init.get("skills") if isinstance(init.get("skills"), list) else []
+    loaded = raw_loaded if isinstance(raw_loaded := init.get("skills"), list) else []
     for skill in installed:
         if skill not in loaded:
             b.error(ERR_SKILL_NOT_LOADED, f"{skill} is installed but not in the agent's skill list")
@@ -229,7 +229,7 @@ def _finish(b: EventBuilder, result: dict[str, Any], st: _State) -> NormalizedRu
     )
     cost = result.get("total_cost_usd")
     # an error result carries no `result`: the last text is not an answer then (max turns)
-    final = result.get("result") if isinstance(result.get("result"), str) else (st.last_text if stop == base.STOP_COMPLETED else "")
+    final = raw_final if isinstance(raw_final := result.get("result"), str) else (st.last_text if stop == base.STOP_COMPLETED else "")
     turns = result.get("num_turns") if isinstance(result.get("num_turns"), int) else len(st.message_ids)
     return b.finish(
         final_text=final,

@@ -166,7 +166,7 @@ def _item(b: EventBuilder, item: dict[str, Any], kind: str, started: set[str]) -
     itype = item.get("type")
     done = kind == "item.completed"
     if itype == "agent_message" and done:
-        text = item.get("text") if isinstance(item.get("text"), str) else ""
+        text = raw_text if isinstance(raw_text := item.get("text"), str) else ""
         b.message("assistant", text)
         return text
     if itype == "error" and done:

@@ -137,7 +137,7 @@ def parse_loop_stream(
             tokens[0] += int_or_zero(usage.get("input_tokens"))
             tokens[1] += int_or_zero(usage.get("output_tokens"))
         elif kind == "message":
-            b.message(str(obj.get("role", "assistant")), obj.get("text") if isinstance(obj.get("text"), str) else "")
+            b.message(str(obj.get("role", "assistant")), raw_text if isinstance(raw_text := obj.get("text"), str) else "")
         elif kind == "tool_call":
             b.tool_call(str(obj.get("id", "")), str(obj.get("tool", "")), obj_field(obj, "input"))
         elif kind == "tool_result":
@@ -157,7 +157,7 @@ def _finish(b: EventBuilder, result: dict[str, Any] | None, tokens: list[int], m
         b.error(ERR_INCOMPLETE, "no result line (the loop was killed, timed out or crashed)")
         return b.finish(final_text="", stop_reason=base.STOP_INCOMPLETE, **usage_kw)
     status = result.get("status")
-    final = result.get("final") if isinstance(result.get("final"), str) else ""
+    final = raw_final if isinstance(raw_final := result.get("final"), str) else ""
     turns = result.get("turns") if isinstance(result.get("turns"), int) else None
     stop, err_kind = _RESULTS.get(status if isinstance(status, str) else "", (base.STOP_ERROR, ERR_AGENT))
     if err_kind == ERR_MAX_TURNS:
@@ -172,7 +172,7 @@ def _finish(b: EventBuilder, result: dict[str, Any] | None, tokens: list[int], m
 def _tool_result(b: EventBuilder, obj: dict[str, Any]) -> None:
     call_id = str(obj.get("id", ""))
     is_error = bool(obj.get("is_error"))
-    call = b.tool_result(call_id, is_error, obj.get("output") if isinstance(obj.get("output"), str) else "")
+    call = b.tool_result(call_id, is_error, raw_output if isinstance(raw_output := obj.get("output"), str) else "")
     tool, tool_input = call.tool, call.input
     kind = _RESULT_ERRORS.get(str(obj.get("error")))
     if kind == ERR_UNKNOWN_SKILL:

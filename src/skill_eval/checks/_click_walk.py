@@ -11,17 +11,20 @@ are what `--help-all` reveals and what the tool accepts); commands are the non-h
 subcommands `--help` lists. `version_text` is what `--version` prints, captured in-process.
 """
 
+from __future__ import annotations  # the subject's interpreter may predate builtin generics
+
 import contextlib
 import io
 import json
 import sys
+from typing import Any
 
 MARKER = "@@skill-eval-click-walk@@"
 
 
-def _walk(click, cmd, name, parent, path, out):
+def _walk(click: Any, cmd: Any, name: str, parent: Any, path: list[str], out: dict[str, list[str]]) -> None:
     ctx = click.Context(cmd, info_name=name, parent=parent, **(cmd.context_settings or {}))
-    opts = set()
+    opts: set[str] = set()
     for p in cmd.get_params(ctx):
         if isinstance(p, click.Option):
             opts.update(p.opts)
@@ -35,7 +38,7 @@ def _walk(click, cmd, name, parent, path, out):
             _walk(click, sub, sub_name, ctx, [*path, sub_name], out)
 
 
-def main(name):
+def main(name: str) -> dict[str, Any]:
     from importlib.metadata import entry_points
 
     try:
@@ -49,7 +52,7 @@ def main(name):
 
     if not isinstance(root, click.Command):
         return {"error": f"{eps[0].value} is not a click command"}
-    tree = {}
+    tree: dict[str, list[str]] = {}
     _walk(click, root, name, None, [], tree)
     buf = io.StringIO()
     # a tool without --version falls back to the distribution's version in the caller

@@ -241,7 +241,8 @@ def load_reference(cfg: Config) -> dict[str, Any]:
     path = fsio.repo_path(cfg.root, cfg.subject.cli_reference)
     if not path.is_file():
         raise CheckFailed(f"{cfg.subject.cli_reference} does not exist", fix="run `skill-eval surface --write` and commit it")
-    return schemas.validate(formats.upgrade(strict.load_json(path), "cli_surface", path), "cli_surface", path)
+    reference: dict[str, Any] = schemas.validate(formats.upgrade(strict.load_json(path), "cli_surface", path), "cli_surface", path)
+    return reference
 
 
 def write_reference(cfg: Config, tool: Path, *, cache: bool = True) -> Path:

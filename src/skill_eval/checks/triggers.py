@@ -31,6 +31,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from skill_eval.config import Config
 from skill_eval.content import TriggerPrompt
@@ -106,7 +107,7 @@ def stem(tok: str) -> str:
 @dataclass
 class Scorer:
     docs: dict[str, list[str]]
-    df: Counter = field(default_factory=Counter)
+    df: Counter[str] = field(default_factory=Counter)
     n_docs: int = 0
     avgdl: float = 1.0
     names: dict[str, set[str]] = field(default_factory=dict)  # skill -> tokens of its own name
@@ -115,7 +116,7 @@ class Scorer:
     def build(cls, skills: dict[str, str]) -> Scorer:
         docs = {name: tokenize(f"{name.replace('-', ' ')} {desc}") for name, desc in skills.items()}
         all_docs = list(docs.values()) + [tokenize(b) for b in BACKGROUND]
-        df: Counter = Counter()
+        df: Counter[str] = Counter()
         for d in all_docs:
             df.update(set(d))
         avgdl = sum(len(d) for d in docs.values()) / max(1, len(docs))
@@ -194,7 +195,7 @@ def predict(scorer: Scorer, prompts: list[TriggerPrompt], min_score: float, min_
 NONE = "(none)"
 
 
-def metrics(preds: list[Prediction], skills: list[str]) -> dict[str, object]:
+def metrics(preds: list[Prediction], skills: list[str]) -> dict[str, Any]:
     per_skill = {}
     for s in skills:
         tp = sum(1 for p in preds if p.predicted == s and p.expected == s)
@@ -237,7 +238,7 @@ def confusion_matrix(preds: list[Prediction]) -> dict[str, dict[str, int]]:
 def competing(preds: list[Prediction], ratio: float = 0.8) -> list[dict[str, object]]:
     """Pairs of skills whose descriptions compete: a prompt of one went to the other, or the
     runner-up scored within `ratio` of the winner on a positive prompt. Sorted by count."""
-    pairs: Counter = Counter()
+    pairs: Counter[tuple[str, ...]] = Counter()
     for p in preds:
         ranked = sorted(p.scores.items(), key=lambda kv: (-kv[1], kv[0]))
         if p.expected and p.predicted and p.predicted != p.expected:
@@ -247,11 +248,11 @@ def competing(preds: list[Prediction], ratio: float = 0.8) -> list[dict[str, obj
     return [{"skills": list(k), "prompts": n} for k, n in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
-def gate(cfg: Config, m: dict[str, object]) -> list[str]:
+def gate(cfg: Config, m: dict[str, Any]) -> list[str]:
     """Threshold failures; an unmeasurable metric (no prompts for a skill) fails closed."""
     t = cfg.thresholds
     problems = []
-    for skill, row in m["per_skill"].items():  # type: ignore[union-attr]
+    for skill, row in m["per_skill"].items():
         if row["expected"] == 0:
             problems.append(f"{skill}: the corpus has no positive prompt for it")
             continue

@@ -11,8 +11,9 @@ import argparse
 
 from skill_eval import baselines, evidence, gates
 from skill_eval.commands._common import load_config
+from skill_eval.config import Config
 from skill_eval.errors import EXIT_OK
-from skill_eval.graders import ZERO_TOLERANCE_DEFAULT, Catalog, grade_bundle
+from skill_eval.graders import ZERO_TOLERANCE_DEFAULT, Catalog, Grade, grade_bundle
 from skill_eval.output import emit
 
 NAME = "baseline"
@@ -26,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reason", default=None, help="why the baseline changes (required with --allow-regression)")
 
 
-def _grades(cfg):
+def _grades(cfg: Config) -> tuple[list[Grade], Catalog]:
     catalog = Catalog(cfg)
     found, _ = evidence.scan(cfg)
     # A/A calibration runs (run --aa) are a second sample of the same slots: never part of a baseline

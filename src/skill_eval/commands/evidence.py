@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     controls: dict[str, int] = {}
     for g in failing if not args.verbose else ():
         if g not in gated:  # comparison arms: lift evidence (`skill-eval scorecard`), not gated per bundle
-            controls[g.meta.get("arm")] = controls.get(g.meta.get("arm"), 0) + 1
+            controls[g.meta["arm"]] = controls.get(g.meta["arm"], 0) + 1  # (a grade's meta has every key)
     lines += [f"  {arm}: {n} bundle(s) fail some dimension (comparison evidence, not gated; --verbose lists them)"
               for arm, n in sorted(controls.items())]
     lines.append("evidence: ok" if r.passed else f"evidence: {len(r.errors)} problem(s)")

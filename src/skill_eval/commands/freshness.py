@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from skill_eval import formats, freshness, fsio, regrade, rerecord, schemas, strict
 from skill_eval.commands._common import load_config, plural
+from skill_eval.config import Config
 from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK, InputError, SkillEvalError
 from skill_eval.output import emit
 
@@ -80,14 +82,14 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_CHECK_FAILED if problems else EXIT_OK
 
 
-def _rel(cfg, b: Path) -> str:
+def _rel(cfg: Config, b: Path) -> str:
     try:
         return b.resolve().relative_to(cfg.root).as_posix()
     except ValueError:
         return str(b)
 
 
-def _write_deferrals(args, cfg, cur, stale_metas) -> int:
+def _write_deferrals(args: argparse.Namespace, cfg: Config, cur: freshness.Current, stale_metas: list[dict[str, Any]]) -> int:
     import yaml
 
     if not stale_metas:

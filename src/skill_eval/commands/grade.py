@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from skill_eval.commands._common import load_config
+from skill_eval.config import Config
 from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK, InputError
 from skill_eval.graders import STAGES, Catalog, Grade, grade_bundle
 from skill_eval.output import emit
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if ok else EXIT_CHECK_FAILED
 
 
-def _report_unreadable(path: Path, cfg) -> None:
+def _report_unreadable(path: Path, cfg: Config) -> None:
     """One stderr line per failing bundle whose files could not be read strictly, naming the
     first such file: the grade (stdout) says which checks that poisons, stderr says what to fix."""
     from skill_eval import bundle as bundle_mod

@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     added_p = added_s = 0
     if prompts:
-        doc = strict.load_yaml(corpus_path) if corpus_path.exists() else {"schema_version": 1, "prompts": []}
+        doc: dict[str, Any] = strict.load_yaml(corpus_path) if corpus_path.exists() else {"schema_version": 1, "prompts": []}
         merged, added_p = _merge(list(doc.get("prompts") or []), prompts, "trigger prompt", corpus_path)
         _write_yaml(corpus_path, "# Labelled trigger prompts (negatives: expected_skill null).\n",
                     {"schema_version": 1, "prompts": merged}, "trigger_corpus")

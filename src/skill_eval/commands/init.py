@@ -48,7 +48,7 @@ _MAX_DEPTH = 7
 
 @dataclass
 class Detected:
-    roots: Counter = field(default_factory=Counter)  # collection folder -> number of skills in it
+    roots: Counter[str] = field(default_factory=Counter)  # collection folder -> number of skills in it
     names: dict[str, set[str]] = field(default_factory=dict)  # collection folder -> skill names
 
 

@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import dataclasses
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from skill_eval import config, evidence, strict
@@ -56,7 +57,7 @@ def _targets(cfg: config.Config, args: argparse.Namespace, catalog: Catalog, dim
 
 
 @contextlib.contextmanager
-def _endpoint(args: argparse.Namespace):
+def _endpoint(args: argparse.Namespace) -> Iterator[judge_mod.Endpoint]:
     if args.model_server:
         if not args.model_server.startswith("scripted:"):
             raise ConfigError(f"--model-server {args.model_server!r}: only scripted:PATH is supported")

@@ -13,16 +13,20 @@ import io
 import json
 import sys
 import time
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from skill_eval.commands._common import load_config
 from skill_eval.errors import SkillEvalError
+
+if TYPE_CHECKING:
+    from skill_eval.config import Config
 
 NAME = "pr"
 HELP = "run the whole pr profile: L0, surface drift, L1s, pack --check, content, golden (L4), freshness, evidence"
 
 # (label, command module, argv-equivalent options)
-STEPS: tuple[tuple[str, str, dict], ...] = (
+STEPS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("L0 structure", "check_skills", {"no_flags": False}),
     ("subject surface", "surface", {"write": False, "subject": None}),
     ("L1s triggers", "check_triggers", {"verbose": False}),
@@ -59,7 +63,7 @@ def _validate_names(args: argparse.Namespace) -> None:
                                  fix=f"use one of {', '.join(n.replace('_', '-') for n in valid)}")
 
 
-def not_applicable(cfg, mod_name: str) -> str | None:
+def not_applicable(cfg: Config, mod_name: str) -> str | None:
     """Why a step does not apply to this host (a one-line hint to turn it on), or None.
 
     The subject, scenarios, trigger corpus, golden corpus and evidence are features a host
@@ -82,7 +86,34 @@ def not_applicable(cfg, mod_name: str) -> str | None:
     return None
 
 
-def _namespace(module, base: argparse.Namespace, extra: dict) -> argparse.Namespace:
+def credential_free_checks(cfg: Config, skip: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """Run every step of the `pr` profile (no model, credential or network) and record pass/fail:
+    the release stage's credential-free gates (it lives with the steps: only commands import commands).
+
+    Gate names are the step modules' names. A skipped gate is recorded as skipped, which keeps a
+    release incomplete: a gate nobody ran is not evidence. A step the pr profile itself declares
+    not applicable to this host (when it can say so) is not a gate of this host and is omitted.
+    """
+    root = cfg.root
+    results = []
+    for _label, mod_name, extra in STEPS:
+        if not_applicable(cfg, mod_name):
+            continue
+        if mod_name in skip:
+            results.append({"gate": mod_name, "status": "skipped"})
+            continue
+        try:
+            module = importlib.import_module(f"skill_eval.commands.{mod_name}")
+            ns = _namespace(module, argparse.Namespace(root=root, json=True), extra)
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                rc = int(module.run(ns) or 0)
+        except (SkillEvalError, ModuleNotFoundError):
+            rc = 1
+        results.append({"gate": mod_name, "status": "pass" if rc == 0 else "fail"})
+    return results
+
+
+def _namespace(module: ModuleType, base: argparse.Namespace, extra: dict[str, Any]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--root", default=None)
     parser.add_argument("--json", action="store_true")
@@ -102,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(args)  # a broken config is a usage error for the whole profile (exit 2)
     skip = {_canonical(n) for n in getattr(args, "skip", None) or []}
     only = {_canonical(n) for n in getattr(args, "only", None) or []}
-    results = []
+    results: list[dict[str, Any]] = []
     failed = False
     # freshness and evidence read each bundle once, in one shared pass (text mode keeps slim grades)
     with regrade.sharing(passes=True, slim=not args.json):
@@ -119,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _run_steps(args: argparse.Namespace, results: list[dict], cfg: Any, skip: set[str], only: set[str]) -> bool:
+def _run_steps(args: argparse.Namespace, results: list[dict[str, Any]], cfg: Any, skip: set[str], only: set[str]) -> bool:
     failed = False
     for label, mod_name, extra in STEPS:
         started = time.monotonic()

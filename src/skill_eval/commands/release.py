@@ -54,6 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _stage(args: argparse.Namespace) -> int:
+    from skill_eval.commands import pr
     from skill_eval.release import flow
 
     cfg = config.load(args.root)
@@ -65,7 +66,7 @@ def _stage(args: argparse.Namespace) -> int:
 
         record.record_session(cfg, out_dir=out, session=session, released_ref=args.released, args=args)
         source = "session"
-    checks = flow.credential_free_checks(cfg, tuple(args.skip))
+    checks = pr.credential_free_checks(cfg, tuple(args.skip))
     st = flow.stage(cfg, out_dir=out, session=session, source=source, released_ref=args.released, checks=checks,
                     sign_key=args.sign, force=args.force or args.run)
     cases = st.record["snapshot"]["cases"]

@@ -29,6 +29,7 @@ from skill_eval.content import (
 from skill_eval.errors import ConfigError
 from skill_eval.graders import claims, judged, trigger, uncertainty, workflow
 from skill_eval.graders.context import Context, build_run
+from skill_eval.vocab import CheckStatus
 
 DIMENSION_RULES = {
     1: (workflow, "DIM1_RULES"),
@@ -45,7 +46,7 @@ STAGES = ("merge", "release")
 @dataclass
 class Check:
     name: str
-    status: str  # pass | fail | not_judged | not_applicable
+    status: CheckStatus
     reasons: list[str] = field(default_factory=list)
 
     @property
@@ -159,7 +160,8 @@ class Catalog:
 
 def _rules(dim: int) -> tuple[str, ...]:
     module, attr = DIMENSION_RULES[dim]
-    return getattr(module, attr)
+    rules: tuple[str, ...] = getattr(module, attr)
+    return rules
 
 
 def _apply(module: Any, names: tuple[str, ...], run: Any) -> list[str]:

@@ -18,6 +18,7 @@ from skill_eval.content import Rubric, Scenario, TriggerPrompt, TruthCase
 from skill_eval.graders.artifacts import OUTSIDE_SANDBOX, Artifact, file_sha256, norm, pair_mismatch, read_artifact
 
 KIND_PRIORITY = ("not_comparable", "matrix_target_unrun", "contract_coverage_incomplete", "evidence_too_shallow")
+RUNNABLE_DEFAULT = True  # a ground-truth matrix target without `runnable` can run on this platform
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class Pair:
     new: str
     old_sha: str | None
     new_sha: str | None
-    runnable: bool = True
+    runnable: bool = RUNNABLE_DEFAULT
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,8 @@ def expected_verdict(ctx: Context) -> str | None:
 def expected_consumer(ctx: Context) -> str | None:
     sc = ctx.scenario
     if sc is not None and sc.expected and sc.expected.get("consumer_verdict") is not None:
-        return sc.expected["consumer_verdict"]
+        verdict: str = sc.expected["consumer_verdict"]
+        return verdict
     return ctx.truth.consumer_expected if ctx.truth else None
 
 
@@ -254,6 +256,6 @@ def build_run(bundle: Bundle, ctx: Context) -> Run:
         for name, t in sorted(rec.get("targets", {}).items()):
             run.targets[name] = Pair(
                 name, t["old"], t["new"], file_sha256(ctx.fixture_dir, t["old"]), file_sha256(ctx.fixture_dir, t["new"]),
-                t.get("runnable", True),
+                t.get("runnable", RUNNABLE_DEFAULT),
             )
     return run

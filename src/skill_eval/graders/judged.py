@@ -12,6 +12,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from skill_eval.vocab import CheckStatus
+
 JUDGED = (4, 5)
 
 
@@ -19,7 +21,7 @@ def _when(entry: dict[str, Any]) -> datetime:
     return datetime.fromisoformat(entry["judged_at"].replace("Z", "+00:00"))
 
 
-def replay(judgments: dict[str, Any] | None, rubric_version: str | None, dimension: int) -> tuple[str, list[str]]:
+def replay(judgments: dict[str, Any] | None, rubric_version: str | None, dimension: int) -> tuple[CheckStatus, list[str]]:
     """(status, reasons) with status pass | fail | not_judged."""
     if judgments is None:
         return "not_judged", ["no judgments.json: not judged"]

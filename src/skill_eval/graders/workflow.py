@@ -61,13 +61,13 @@ def d1_invocation_class(run: Run) -> list[str]:
     evidence_calls = [a for a in run.artifacts.values() if a.is_evidence_command]
     candidates = [a for a in evidence_calls if not call_problems(a.call)]
     if not candidates:
-        why = "; ".join(p for a in evidence_calls for p in call_problems(a.call)[:1])
+        first = "; ".join(p for a in evidence_calls for p in call_problems(a.call)[:1])
         return [f"no completed {run.ctx.subject.name} {cls.command} call that carries evidence was recorded "
-                f"(class {cls.name!r})" + (f": {why}" if why else "")]
+                f"(class {cls.name!r})" + (f": {first}" if first else "")]
     misses = []
     for art in candidates:
         argv = art.call.argv
-        why = []
+        why: list[str] = []
         if subcommand(argv) != cls.command:
             why.append(f"command is {subcommand(argv)!r}, not {cls.command!r}")
         missing = [f for f in cls.require_all if not has_flag(argv, f)]

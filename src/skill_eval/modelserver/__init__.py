@@ -35,7 +35,8 @@ def provider_class(kind: str) -> type[Provider]:
     if kind not in PROVIDERS:
         raise SkillEvalError(f"unknown model server kind {kind!r}", fix=f"use one of {', '.join(sorted(PROVIDERS))}")
     module, cls = PROVIDERS[kind]
-    return getattr(importlib.import_module(f"skill_eval.modelserver.{module}"), cls)
+    found: type[Provider] = getattr(importlib.import_module(f"skill_eval.modelserver.{module}"), cls)
+    return found
 
 
 def start_server(

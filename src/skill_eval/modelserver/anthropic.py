@@ -84,7 +84,7 @@ class AnthropicProvider(Provider):
                 "usage": usage,
             }
             return json_reply(message, turn=turn, note=note)
-        start = {
+        start: dict[str, Any] = {
             "id": msg_id,
             "type": "message",
             "role": "assistant",

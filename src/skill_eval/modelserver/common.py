@@ -100,7 +100,7 @@ class _Handler(BaseHTTPRequestHandler):
         return  # the request log replaces the stderr access log
 
     def _handle(self, method: str) -> None:
-        state: _State = self.server.state  # type: ignore[attr-defined]
+        state: _State = self.server.state  # type: ignore[attr-defined]  # set on the server by ServerHandle
         length = int(self.headers.get("Content-Length") or 0)
         if length > MAX_BODY:
             self._send(error_reply(413, "request body too large"), method)
@@ -170,8 +170,9 @@ class ServerHandle:
     def __init__(self, provider: Provider, host: str = "127.0.0.1", port: int = 0, log: Any = None):
         self._state = _State(provider=provider, log=log)
         self._server = _Server((host, port), _Handler)
-        self._server.state = self._state  # type: ignore[attr-defined]
-        self.host, self.port = self._server.server_address[:2]
+        self._server.state = self._state  # type: ignore[attr-defined]  # the handlers' shared state
+        bound, self.port = self._server.server_address[:2]
+        self.host = bound if isinstance(bound, str) else bytes(bound).decode()  # an AF_INET getsockname(): a str
         self.url = f"http://{self.host}:{self.port}"
         self.kind = provider.kind
         self.script = provider.script

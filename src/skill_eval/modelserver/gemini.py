@@ -36,9 +36,9 @@ class GeminiProvider(Provider):
             for decl in (group or {}).get("functionDeclarations") or [] if isinstance(group, dict) else []:
                 if isinstance(decl, dict) and decl.get("name"):
                     offered[decl["name"]] = decl.get("parametersJsonSchema") or decl.get("parameters")
-        contents = body.get("contents") if isinstance(body.get("contents"), list) else []
+        contents = raw_contents if isinstance(raw_contents := body.get("contents"), list) else []
         if not offered:
-            gen = body.get("generationConfig") if isinstance(body.get("generationConfig"), dict) else {}
+            gen = raw_gen if isinstance(raw_gen := body.get("generationConfig"), dict) else {}
             schema = gen.get("responseJsonSchema") or gen.get("responseSchema")
             text = ms.dumps(ms.json_for_schema(schema)) if schema else "ok"
             return self._reply([{"text": text}], model, stream, None, "auxiliary")

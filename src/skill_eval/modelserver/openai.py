@@ -37,7 +37,7 @@ class OpenAIProvider(Provider):
         return error_reply(404, f"no such endpoint: {method} {path}")
 
     # -- shared -------------------------------------------------------------------------
-    def _step(self, body: dict[str, Any], offered: dict[str, Any], turn: int, prefix: str) -> tuple[str, list[ms.Call], str]:
+    def _step(self, body: dict[str, Any], offered: dict[Any, Any], turn: int, prefix: str) -> tuple[str, list[ms.Call], str]:
         step = self.script.turn(turn)
         note = "exhausted" if step.get("exhausted") else ""
         if "final" in step:
@@ -71,7 +71,8 @@ class OpenAIProvider(Provider):
     def _responses(self, body: dict[str, Any]) -> Reply:
         model = str(body.get("model", "scripted"))
         tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
-        items = body.get("input") if isinstance(body.get("input"), list) else []
+        items = raw_items if isinstance(raw_items := body.get("input"), list) else []
+        calls: list[ms.Call]
         if not tools:
             text, calls, turn, note = self._auxiliary_text(body), [], None, "auxiliary"
         else:
@@ -138,13 +139,14 @@ class OpenAIProvider(Provider):
     def _chat(self, body: dict[str, Any]) -> Reply:
         model = str(body.get("model", "scripted"))
         tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
-        messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+        messages = raw_messages if isinstance(raw_messages := body.get("messages"), list) else []
+        calls: list[ms.Call]
         if not tools:
             text, calls, turn, note = self._auxiliary_text(body), [], None, "auxiliary"
         else:
-            offered = {}
+            offered: dict[Any, Any] = {}
             for t in tools:
-                fn = t.get("function") if isinstance(t.get("function"), dict) else {}
+                fn = raw_fn if isinstance(raw_fn := t.get("function"), dict) else {}
                 if fn.get("name"):
                     offered[fn["name"]] = fn.get("parameters")
             turn = self.chat_turn(messages)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,7 +101,7 @@ def turn_from_ids(body: Any) -> int | None:
     return best + 1 if best >= 0 else None
 
 
-def _strings(value: Any):
+def _strings(value: Any) -> Iterator[str]:
     stack = [value]
     while stack:
         v = stack.pop()
@@ -118,7 +119,7 @@ def _strings(value: Any):
 def translate(
     call: dict[str, Any],
     provider: str,
-    offered: dict[str, dict[str, Any]],
+    offered: dict[Any, Any],  # client JSON: names and schemas as the request sent them
     request_text: str,
     cid: str,
 ) -> Call:

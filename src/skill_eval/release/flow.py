@@ -10,10 +10,6 @@ evidence and refuses any difference, reads the worksheet and optional waiver, an
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import importlib
-import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,35 +26,6 @@ from skill_eval.release import waiver as waiver_mod
 from skill_eval.release import worksheet as worksheet_mod
 
 MAX_LISTED = 6
-
-
-def credential_free_checks(cfg: Config, skip: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    """Run every step of the `pr` profile (no model, credential or network) and record pass/fail.
-
-    Gate names are the step modules' names. A skipped gate is recorded as skipped, which keeps a
-    release incomplete: a gate nobody ran is not evidence. A step the pr profile itself declares
-    not applicable to this host (when it can say so) is not a gate of this host and is omitted.
-    """
-    from skill_eval.commands import pr
-
-    not_applicable = getattr(pr, "not_applicable", None)
-    root = cfg.root
-    results = []
-    for _label, mod_name, extra in pr.STEPS:
-        if not_applicable is not None and not_applicable(cfg, mod_name):
-            continue
-        if mod_name in skip:
-            results.append({"gate": mod_name, "status": "skipped"})
-            continue
-        try:
-            module = importlib.import_module(f"skill_eval.commands.{mod_name}")
-            ns = pr._namespace(module, argparse.Namespace(root=root, json=True), extra)
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                rc = int(module.run(ns) or 0)
-        except (SkillEvalError, ModuleNotFoundError):
-            rc = 1
-        results.append({"gate": mod_name, "status": "pass" if rc == 0 else "fail"})
-    return results
 
 
 @dataclass

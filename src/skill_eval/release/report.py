@@ -18,9 +18,14 @@ from typing import Any
 
 from skill_eval import formats, hashing, schemas, strict
 from skill_eval.errors import InputError
+from skill_eval.vocab import ReleaseOutcome
+
+# a report restates its stage's cases, so it is read under the stage's cap (stage.MAX_STAGE_BYTES;
+# stage imports the whole grading stack, which reading a report must not pay for: a test keeps them equal)
+MAX_REPORT_BYTES = 64 * 1024 * 1024
 
 
-def decide(stage: dict[str, Any], answers: dict[str, Any]) -> tuple[str, list[str], dict[str, str]]:
+def decide(stage: dict[str, Any], answers: dict[str, Any]) -> tuple[ReleaseOutcome, list[str], dict[str, str]]:
     """(outcome before any waiver, reasons, incomplete case id -> skill)."""
     fail: list[str] = []
     incomplete: dict[str, str] = {}
@@ -50,7 +55,7 @@ def decide(stage: dict[str, Any], answers: dict[str, Any]) -> tuple[str, list[st
     return "pass", ["every gate passed and every case is complete with an acceptable comparison"], incomplete
 
 
-def render(stage: dict[str, Any], answers: dict[str, Any], outcome: str, reasons: list[str],
+def render(stage: dict[str, Any], answers: dict[str, Any], outcome: ReleaseOutcome, reasons: list[str],
            waiver: dict[str, Any] | None, publication: dict[str, Any], now: str | None = None) -> dict[str, Any]:
     cases = []
     for cid, c in sorted(stage["snapshot"]["cases"].items()):
@@ -75,8 +80,8 @@ def canonical_bytes(record: dict[str, Any]) -> bytes:
 
 def decode(path: Path) -> dict[str, Any]:
     """Read a report back: strict JSON, known version, schema, canonical bytes (an edit shows)."""
-    data = strict.read_bytes(path, max_bytes=64 * 1024 * 1024)
-    record = formats.upgrade(strict.loads_json(strict.decode_utf8(data, path), path), "release_report", path)
+    data = strict.read_bytes(path, max_bytes=MAX_REPORT_BYTES)
+    record: dict[str, Any] = formats.upgrade(strict.loads_json(strict.decode_utf8(data, path), path), "release_report", path)
     schemas.validate(record, "release_report", path)
     if data != canonical_bytes(record):
         raise InputError("is not in canonical form (RFC 8785 + newline): it was edited after rendering", source=path,

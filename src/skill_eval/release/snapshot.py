@@ -24,6 +24,7 @@ from skill_eval.errors import ConfigError, SkillEvalError, message_of
 from skill_eval.generate import SKILL_DOMAIN
 from skill_eval.graders import Catalog, grade_bundle
 from skill_eval.release.publication import publication_digest
+from skill_eval.vocab import CaseState, RunState
 
 RAW_DOMAIN = "skill-eval-release-raw-v1"
 CASES_DOMAIN = "skill-eval-release-cases-v1"
@@ -80,7 +81,8 @@ def read_meta(path: Path, label: str, cap: int | None) -> dict[str, Any]:
     version = rec.get("schema_version") if isinstance(rec, dict) else None
     if isinstance(version, int) and (("meta", version) in formats.UPGRADES or version > formats.FORMATS["meta"]):
         rec = formats.upgrade(rec, "meta", label)
-    return schemas.validate(rec, "meta", label)
+    meta: dict[str, Any] = schemas.validate(rec, "meta", label)
+    return meta
 
 
 def local_free(text: str, *roots: Path) -> str:
@@ -139,7 +141,7 @@ def run_entry(cfg: Config, cur: freshness.Current, catalog: Catalog, raw_root: P
         "receipt_sha256": files.get("facts.json"),
     }
     reasons: list[str] = []
-    state = "pass"
+    state: RunState = "pass"
     if problem or meta is None:
         state, reasons = "fail", [problem or "meta.json is unreadable"]
     elif meta.get("status") != "complete":
@@ -187,6 +189,7 @@ def arm_entry(arm: str, runs: list[dict[str, Any]], need: int) -> dict[str, Any]
     dup = sorted({k for k in ks if ks.count(k) > 1})
     missing = [k for k in range(need) if k not in ks]
     states = [r["state"] for r in runs]
+    state: CaseState
     if "fail" in states or dup:
         state = "fail"
         reasons += [f"{r['bundle']}: {'; '.join(r['reasons'])}" for r in runs if r["state"] == "fail"]
@@ -200,7 +203,7 @@ def arm_entry(arm: str, runs: list[dict[str, Any]], need: int) -> dict[str, Any]
     return {"arm": arm, "state": state, "reasons": reasons, "runs": sorted(runs, key=lambda r: (str(r["k"]), r["bundle"]))}
 
 
-def case_state(candidate: dict[str, Any], released: dict[str, Any] | None, required: bool) -> tuple[str, list[str]]:
+def case_state(candidate: dict[str, Any], released: dict[str, Any] | None, required: bool) -> tuple[CaseState, list[str]]:
     """fail: the candidate failed. incomplete: the candidate or a required released arm is not complete.
     A released arm that *failed* still completes the pair (the old skill may have been worse)."""
     if candidate["state"] == "fail":
@@ -240,7 +243,7 @@ def build(cfg: Config, *, source: str, released_ref: str | None, raw_root: Path)
             arm = released_arm(released_ref or "")
             rel_runs = [run_entry(cfg, cur, catalog, raw_root, *r) for r in found.get((sc.id, arm), [])]
             for r in rel_runs:
-                _check_released_binding(raw_root / r["bundle"], released["skills"][sc.skill], r)  # type: ignore[index]
+                _check_released_binding(raw_root / r["bundle"], released["skills"][sc.skill], r)  # type: ignore[index]  # required: released is not None
             rel = arm_entry(arm, rel_runs, need)
         state, reasons = case_state(cand, rel, required)
         cases[sc.id] = {

@@ -86,7 +86,7 @@ def write(path: Path, record: dict[str, Any]) -> None:
 def decode(path: Path) -> dict[str, Any]:
     """Read a stage: strict JSON, known version, schema, canonical bytes, intact seal."""
     data = strict.read_bytes(path, max_bytes=MAX_STAGE_BYTES)
-    record = strict.loads_json(strict.decode_utf8(data, path), path)
+    record: dict[str, Any] = strict.loads_json(strict.decode_utf8(data, path), path)
     record = formats.upgrade(record, "release_stage", path)
     schemas.validate(record, "release_stage", path)
     if data != canonical_bytes(record):

@@ -15,10 +15,11 @@ from typing import Any
 
 from skill_eval import formats, schemas, strict
 from skill_eval.errors import CheckFailed, InputError
+from skill_eval.vocab import ReleaseOutcome
 
 
 def load(path: Path) -> dict[str, Any]:
-    data = strict.load_json(path) if path.suffix == ".json" else strict.load_yaml(path)
+    data: dict[str, Any] = strict.load_json(path) if path.suffix == ".json" else strict.load_yaml(path)
     data = formats.upgrade(data, "release_waiver", path)
     schemas.validate(data, "release_waiver", path)
     for key in ("skills", "cases", "compensating_evidence"):
@@ -28,7 +29,7 @@ def load(path: Path) -> dict[str, Any]:
     return data
 
 
-def apply(path: Path, waiver: dict[str, Any], outcome: str, fail_reasons: list[str], incomplete: dict[str, str],
+def apply(path: Path, waiver: dict[str, Any], outcome: ReleaseOutcome, fail_reasons: list[str], incomplete: dict[str, str],
           checks: list[dict[str, Any]]) -> None:
     """Raise CheckFailed (naming the field) unless the waiver covers exactly this incomplete release."""
     if outcome == "fail":

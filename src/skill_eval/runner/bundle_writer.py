@@ -203,8 +203,8 @@ class BundleWriter:
         if self.sealed or self._tmp_fd < 0:
             raise BundleWriteError("bundle already sealed or aborted", source=self.dest)
         self._target(rel)
-        safe_rel, name_hits = self._scanner.redact_bytes(rel.encode("utf-8", "surrogateescape"))
-        safe_rel = safe_rel.decode("utf-8", "surrogateescape")
+        safe_name, name_hits = self._scanner.redact_bytes(rel.encode("utf-8", "surrogateescape"))
+        safe_rel = safe_name.decode("utf-8", "surrogateescape")
         parts = self._target(safe_rel)
         data, hits = self._scanner.redact_bytes(data)
         self._note(safe_rel, name_hits + [h for h in hits if h not in name_hits])

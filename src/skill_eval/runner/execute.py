@@ -19,12 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from skill_eval import __version__, claim, freshness, outcomes, shim, strict
 from skill_eval.adapters import LaunchContext, get_adapter, is_loopback
 from skill_eval.adapters.base import Adapter, NormalizedRun
-from skill_eval.config import Config
+from skill_eval.config import AgentDefaults, Config
 from skill_eval.errors import ConfigError
 from skill_eval.formats import FORMATS
 from skill_eval.generate import SKILL_DOMAIN
@@ -38,6 +38,7 @@ from skill_eval.runner.normalize import PathScrubber, scrub_captured, scrub_run
 from skill_eval.runner.plan import RunItem, bundle_path, evidence_root
 from skill_eval.runner.sandbox import Sandbox, watch_paths
 from skill_eval.runner.secrets import check_injectable, injected_secrets
+from skill_eval.vocab import BundleStatus
 
 # Functions allowed to touch files directly (sandbox-private paths only, never repository
 # inputs); tests/test_input_accessor.py enforces that nothing else in runner/ opens files.
@@ -52,8 +53,8 @@ class RunOptions:
     model_server: str | None = None  # "scripted:<file or directory of <item-id>.yaml>"
     base_url: str | None = None  # a real OpenAI-style endpoint for openai-compatible
     binary: str | None = None
-    max_turns: int = 40
-    timeout: float = 900.0
+    max_turns: int = AgentDefaults.max_turns  # one source: [agent]'s defaults
+    timeout: float = AgentDefaults.timeout_seconds
     max_cost_usd: float | None = None
     max_tokens: int | None = None  # per model reply (agents that take a cap: the built-in loop)
     max_total_tokens: int | None = None  # per run; reached -> stop reason `budget`
@@ -73,7 +74,7 @@ class RunOptions:
 @dataclass(frozen=True)
 class Outcome:
     item: RunItem
-    status: str  # complete | incomplete | error | skipped
+    status: BundleStatus | Literal["skipped"]
     reason: str
     seconds: float
     path: Path | None
@@ -113,7 +114,7 @@ def _read_model_script(path: Path) -> bytes:
 def scripted_model_id(cfg: Config, opts: RunOptions) -> str:
     """`scripted:<digest>` of the script file, or of the whole script directory, so one recording
     of a suite shares one model id (and one baseline per skill and agent)."""
-    rel = opts.model_server.split(":", 1)[1].rstrip("/")  # type: ignore[union-attr]
+    rel = opts.model_server.split(":", 1)[1].rstrip("/")  # type: ignore[union-attr]  # called only for a scripted run: model_server is set
     path = cfg.root / rel
     if path.is_dir():
         return "scripted:" + tree_digest(path, "skill-eval-model-scripts-v1")
@@ -129,7 +130,7 @@ def load_item_script(cfg: Config, opts: RunOptions, item: RunItem) -> tuple[str,
 
 def render_prompt(cfg: Config, item: RunItem, recorder: InputRecorder, skill_body: str | None) -> str:
     template = recorder.read_text(f"{cfg.evals_root}/{PROMPTS}/{'trigger' if item.kind == 'trigger' else 'behavioral'}.md")
-    text = item.scenario.prompt if item.scenario else item.prompt.prompt  # type: ignore[union-attr]
+    text = item.scenario.prompt if item.scenario else item.prompt.prompt  # type: ignore[union-attr]  # a RunItem has a scenario or a prompt
     rendered = template.replace("{prompt}", text.strip())
     if skill_body:  # the `skill` arm: the body is given, not discovered
         rendered = f"{skill_body.strip()}\n\n---\n\n{rendered}"
@@ -232,8 +233,8 @@ def _spawn(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes, out: P
         isolation.register(proc.pid)
         try:
             try:
-                proc.stdin.write(stdin)  # type: ignore[union-attr]
-                proc.stdin.close()  # type: ignore[union-attr]
+                proc.stdin.write(stdin)  # type: ignore[union-attr]  # stdin=PIPE: never None
+                proc.stdin.close()  # type: ignore[union-attr]  # stdin=PIPE: never None
             except BrokenPipeError:
                 pass
             while True:
@@ -262,7 +263,7 @@ def _spawn(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes, out: P
             isolation.unregister(proc.pid)
 
 
-def _status(nr: NormalizedRun, timed_out: bool, cost: float | None, max_cost: float | None) -> tuple[str, str]:
+def _status(nr: NormalizedRun, timed_out: bool, cost: float | None, max_cost: float | None) -> tuple[BundleStatus, str]:
     if timed_out:
         return "incomplete", "timeout: wall-clock budget exhausted"
     if max_cost is not None and cost is not None and cost > max_cost:

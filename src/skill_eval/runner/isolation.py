@@ -36,7 +36,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-LEVELS = ("bwrap", "uid", "none")
+from skill_eval.vocab import IsolationLevel
+
+LEVELS: tuple[IsolationLevel, ...] = ("bwrap", "uid", "none")
 ISOLATION_ENV = "SKILL_EVAL_ISOLATION"  # force a weaker level (tests, debugging); never a stronger one
 AGENT_UID = 65534  # nobody
 LIVE: set[int] = set()  # process groups of running agents
@@ -61,7 +63,7 @@ def _bwrap_works() -> bool:
     return res.returncode == 0
 
 
-def available() -> str:
+def available() -> IsolationLevel:
     """The strongest level this machine supports."""
     if _bwrap_works():
         return "bwrap"
@@ -70,7 +72,7 @@ def available() -> str:
     return "none"
 
 
-def level(requested: str | None = None) -> str:
+def level(requested: str | None = None) -> IsolationLevel:
     """The level to use: the strongest available, or a weaker one asked for (SKILL_EVAL_ISOLATION)."""
     best = available()
     want = requested or os.environ.get(ISOLATION_ENV) or best

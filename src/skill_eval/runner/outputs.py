@@ -135,8 +135,9 @@ def plan_outputs(outputs: list[OutputRequest], record_dir: str, number: int, cwd
 def rewrite_argv(argv: list[str], outputs: list[OutputRequest]) -> list[str]:
     """The child's argv: every redirected destination replaced by its private location."""
     new = list(argv)
-    for out in (o for o in outputs if o.private is not None):
-        new[out.arg_index] = out.prefix + out.private
+    for out in outputs:
+        if out.private is not None:
+            new[out.arg_index] = out.prefix + out.private
     return new
 
 
@@ -170,7 +171,7 @@ class Substituter:
 
     def _process(self, data: bytes, final: bool) -> bytes:
         parts, pos = [], 0
-        for m in self.pattern.finditer(data):  # type: ignore[union-attr]
+        for m in self.pattern.finditer(data):  # type: ignore[union-attr]  # only reached with keys: pattern is compiled
             if not final and self._open_prefix(data, m.start()):
                 break  # a longer key may complete here; decide with the next chunk
             parts += [data[pos : m.start()], self.mapping[m.group()]]

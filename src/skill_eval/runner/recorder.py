@@ -36,6 +36,7 @@ from skill_eval import shim
 from skill_eval.formats import FORMATS
 from skill_eval.runner import outputs as out_mod
 from skill_eval.runner.outputs import OutputOptions, OutputRequest, Substituter
+from skill_eval.vocab import CallStatus
 
 # Functions that touch files directly: the recorder's own store and the sandbox tree it digests.
 FILE_IO_HELPERS = ("_write_atomic", "_open_capture", "_digest_file", "install_client", "_read_head", "_dir_fd")
@@ -120,6 +121,8 @@ class _Stream:
     If the agent's end is gone (EPIPE, EBADF) the child's pipe is closed as well, so the child
     meets the same broken pipe it would have met without the recorder.
     """
+
+    error: OSError | None  # the first capture write/close failure (the record then fails)
 
     def __init__(self, src: int, dst: int, capture: str, mapping: dict[bytes, bytes]):
         self.src, self.dst, self.subst = src, dst, Substituter(mapping)
@@ -338,7 +341,7 @@ class Recorder:
     def _check(self, argv: list[str], cwd: str, number: int) -> list[OutputRequest]:
         if not os.path.isabs(cwd) or not inside(cwd, self.root) or not os.path.isdir(cwd):
             raise Refused(f"the working directory {cwd} is outside the sandbox work tree; refusing to run")
-        requests = out_mod.parse_outputs(argv, self.options, cwd)  # type: ignore[arg-type]
+        requests = out_mod.parse_outputs(argv, self.options, cwd)
         out_mod.plan_outputs(requests, self.store, number, cwd)
         for o in requests:
             if o.target is not None and not inside(os.path.dirname(o.target) or o.target, self.root):
@@ -427,7 +430,7 @@ class Recorder:
         self._finish(rec, t0, None, "complete")
         return b"X%d\n" % rec["exit_code"]
 
-    def _finish(self, rec: dict[str, Any], t0: float, requests: list[OutputRequest] | None, status: str) -> None:
+    def _finish(self, rec: dict[str, Any], t0: float, requests: list[OutputRequest] | None, status: CallStatus) -> None:
         """Final input digests, timing, and the record written to the store (atomically)."""
         if requests is not None:  # the tool never ran
             out_mod.discard_private(requests)
@@ -473,7 +476,7 @@ def _pump_all(streams: list[_Stream], child: subprocess.Popen[bytes], control: s
         for fd, _event in poller.poll():
             if fd == ctl:
                 try:
-                    data = control.recv(64)  # type: ignore[union-attr]
+                    data = control.recv(64)  # type: ignore[union-attr]  # fd == ctl >= 0: control is not None
                 except OSError:
                     data = b""
                 if not data:  # the client is gone (killed): its tool must not outlive it

@@ -185,7 +185,8 @@ def build(records: Sequence[RunRecord], settings: stats.Settings, *, k: int, cos
     for r in records:
         if r.kind == "behavioral" and r.skill:
             cells_in[(r.skill, r.agent, r.model)].append(r)
-    cells, gate = [], []
+    cells: list[dict[str, Any]] = []
+    gate: list[str] = []
     for (skill, agent, model), runs in sorted(cells_in.items()):
         main: dict[str, list[RunRecord]] = defaultdict(list)
         aa: dict[str, list[RunRecord]] = defaultdict(list)
@@ -193,7 +194,7 @@ def build(records: Sequence[RunRecord], settings: stats.Settings, *, k: int, cos
             (aa if r.replicate == AA else main)[r.arm].append(r)
         calibrations = {arm: stats.calibrate(arm, _runs(main.get(arm, [])), _runs(aa_runs), settings)
                         for arm, aa_runs in sorted(aa.items())}
-        cell = {
+        cell: dict[str, Any] = {
             "skill": skill, "agent": agent, "model": model, "scripted": any(r.scripted for r in runs),
             "arms": {arm: arm_summary(rs, settings, k) for arm, rs in sorted(main.items())},
             "aa": [c.to_json() for c in calibrations.values()],

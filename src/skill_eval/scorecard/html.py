@@ -10,6 +10,7 @@ evidence carries a visible `scripted` badge; INDETERMINATE/ERROR rows carry the 
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from html import escape
 from typing import Any
 
@@ -54,7 +55,7 @@ def empty(label: str, why: str) -> str:
     return svg(1, f'<text class="muted empty" x="4" y="18">{escape(why)}</text>', label)
 
 
-def bars(rows: list[tuple[str, float | None, str, str]], label: str, vmax: float = 1.0) -> str:
+def bars(rows: Sequence[tuple[str, float | None, str, str]], label: str, vmax: float = 1.0) -> str:
     """Horizontal bars: (label, value or None, text after the bar, css class). None draws the text only."""
     if not rows:
         return empty(label, "no data")
@@ -107,7 +108,7 @@ def _short(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def arm_rows(card: dict[str, Any]):
+def arm_rows(card: dict[str, Any]) -> Iterator[tuple[dict[str, Any], str, dict[str, Any], str]]:
     """(cell, arm, summary, label); the agent/model joins the label only when there is more than one."""
     several = len({(c["agent"], c["model"]) for c in card["cells"]}) > 1
     for cell in card["cells"]:
@@ -199,7 +200,7 @@ def render(card: dict[str, Any]) -> str:
             else:
                 aa_rows.append((f"{name} · false differences", x["false_difference_rate"], pct(x["false_difference_rate"]), "fdr"))
                 aa_rows.append((f"{name} · noise floor", x["noise_floor"], f"{x['noise_floor']:.2f}", "floor"))
-    cal = card.get("calibration")
+    cal = card.get("calibration") or {}
     for c in (cal or {}).get("cells", []):
         x = c["calibration"]
         name = f"{c['skill']} · {c['model']} local calibration ({cal['status']})"

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from skill_eval import bundle as bundle_mod
 from skill_eval import formats, isolation, outcomes, schemas, strict
 from skill_eval.config import Config
 from skill_eval.errors import SkillEvalError, message_of
 from skill_eval.graders import Catalog, grade_bundle
+from skill_eval.vocab import Outcome
 
 LAYOUT_DEPTH = 5  # <skill|trigger>/<arm>/<run-id>/<item>/<k>
 MAIN, AA = "main", "aa"
@@ -43,7 +44,7 @@ class RunRecord:
     scripted: bool
     item: str
     k: int
-    outcome: str
+    outcome: Outcome
     passed: bool | None  # None: not scored (infra error)
     checks: dict[str, str] = field(default_factory=dict)  # check name -> pass|fail|not_judged|not_applicable
     activated: dict[str, str] = field(default_factory=dict)  # skill -> best (lowest) tier seen
@@ -65,7 +66,7 @@ class RunRecord:
 
 
 def replicate_of(meta: dict[str, Any]) -> str:
-    extra = meta.get("extra") if isinstance(meta.get("extra"), dict) else {}
+    extra = raw_extra if isinstance(raw_extra := meta.get("extra"), dict) else {}
     return AA if extra.get("aa") is True or str(meta.get("run_id", "")).endswith("-aa") else MAIN
 
 
@@ -108,7 +109,7 @@ class Light:
     claim_file: dict[str, Any] | None
     events: list[dict[str, Any]]
     problem: str = ""
-    outcome: str = ""
+    outcome: Outcome | Literal[""] = ""  # "": meta.json unreadable
 
 
 def _json(path: Path, name: str, max_bytes: int, schema: str | None = None) -> Any:
