@@ -1,6 +1,7 @@
 """nox sessions: the verify pipeline a skill repository mirrors.
 
 pr       — every deterministic check (no model, credential or network at check time)
+pr-example — the same on the second example host, examples/towncrier-notes (towncrier, oracle-graded)
 tests    — the test suite (no network but loopback)
 lint     — ruff
 e2e      — the real agent CLIs (pinned npm versions) against scripted model servers
@@ -16,7 +17,7 @@ import os
 import nox
 
 nox.options.default_venv_backend = "venv"
-nox.options.sessions = ["pr", "tests", "lint"]
+nox.options.sessions = ["pr", "pr-example", "tests", "lint"]
 nox.options.reuse_existing_virtualenvs = True
 
 
@@ -25,6 +26,16 @@ def pr(session: nox.Session) -> None:
     """The merge gate: L0, L1s, pack, golden (L4), freshness, evidence completeness."""
     session.install("-e", ".[subject]")
     session.run("skill-eval", "pr", *session.posargs)
+
+
+EXAMPLE = "examples/towncrier-notes"
+
+
+@nox.session(name="pr-example")
+def pr_example(session: nox.Session) -> None:
+    """The pr profile of the second example host: verdict-free skills graded by command oracles."""
+    session.install("-e", ".[example]")
+    session.run("skill-eval", "pr", "--root", EXAMPLE, *session.posargs)
 
 
 @nox.session
