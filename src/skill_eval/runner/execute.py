@@ -300,9 +300,11 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
     fixture = f"{cfg.evals_root}/fixtures/{item.scenario.fixture}" if item.scenario else None
     parent = opts.sandbox_parent or isolation.default_parent()
     level = isolation.level()
-    box = Sandbox.create(parent, recorder, fixture, profile=cfg.subject, real=opts.real_subject,
-                         setup=item.scenario.setup if item.scenario else (), timeout=opts.timeout,
-                         client_python=isolation.client_python(level), deny=isolation.hidden_roots(cfg.root, parent))
+    box = Sandbox.create(parent, recorder, fixture, profile=cfg.subject if cfg.has_subject else None,
+                         real=opts.real_subject, setup=item.scenario.setup if item.scenario else (), timeout=opts.timeout,
+                         client_python=isolation.client_python(level), deny=isolation.hidden_roots(cfg.root, parent),
+                         seed=item.scenario.seed if item.scenario else None,
+                         case=item.scenario.id if item.scenario else None)
     server = None
     try:
         base_url = opts.base_url
