@@ -60,6 +60,7 @@ eval-example: $(VENV)/.bootstrapped   ## re-record the example host's committed 
 	  --agent-binary $(CURDIR)/.cache/agent-clis/node_modules/.bin/claude \
 	  --model-server scripted:agent-evals/skills/model-scripts/careful -j 2
 	cd $(EXAMPLE) && $(CURDIR)/$(VENV)/bin/skill-eval pack
+	cd $(EXAMPLE) && $(CURDIR)/$(VENV)/bin/skill-eval baseline update
 
 scorecard: $(VENV)/.bootstrapped   ## scorecard.json / .md / .html of the committed evidence, in build/scorecard/
 	$(VENV)/bin/skill-eval scorecard --out build/scorecard
