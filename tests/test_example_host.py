@@ -9,7 +9,7 @@ command oracles are real gates.
 - a changed decoy byte in a fixture is a registry problem naming the seed file;
 - the committed fixtures are exactly what scripts/make_fixtures.py writes.
 
-The example needs the real towncrier (the `test` extra pins it).
+The example needs the real towncrier (the `test` extra pins it); without it these tests fail, naming it.
 """
 
 from __future__ import annotations
@@ -27,10 +27,6 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "towncrier-notes"
 CASE = "fragment-feature"
 ASSERTION = "fragment-found-by-ci-check"
-
-pytestmark = pytest.mark.skipif(shutil.which("towncrier") is None and not (Path(sys.executable).parent / "towncrier").exists(),
-                                reason="towncrier (the example's subject) is not installed: pip install -e '.[test]'")
-
 
 @pytest.fixture
 def example(tmp_path: Path) -> Path:
@@ -53,27 +49,54 @@ def test_example_pr_passes(example: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "SCRIPTED" in summary  # the committed evidence says what it is
 
 
+def _record(root: Path, *ids: str) -> None:
+    """Record through the runner with the model-free scripted adapter (same careful scripts)."""
+    rc = main(["run", "--root", str(root), "--suite", "full", "--no-trigger", "--agent", "scripted", "--model-server",
+               "scripted:agent-evals/skills/model-scripts/careful", "--run-id", "scripted-careful", "-j", "2", *ids])
+    assert rc == 0
+
+
+def _edit_case(root: Path, fn) -> None:
+    path = root / "agent-evals/skills/scenarios.yaml"
+    path.write_text(fn(path.read_text(encoding="utf-8")), encoding="utf-8")
+    assert main(["pack", "--root", str(root)]) == 0  # the scenario digest moved: regenerate the pack
+
+
 def test_action_that_now_exits_1_fails_naming_case_and_assertion(example: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    # The CI check without --staged cannot see a fragment that is staged but not committed:
-    # towncrier exits 1 ("No new newsfragments found on this branch").
-    scenarios = example / "agent-evals/skills/scenarios.yaml"
-    text = scenarios.read_text(encoding="utf-8")
-    old = "      - [towncrier, check, --compare-with, main, --staged]\n      - [towncrier, build, --draft, --version, 1.5.0"
-    assert text.count(old) == 1
-    scenarios.write_text(text.replace(old, old.replace(", --staged]", "]")), encoding="utf-8")
-    for bundle_root in (example / "agent-evals/skills/evidence/add-changelog-fragment/skill-agent").glob(f"*/{CASE}"):
-        shutil.rmtree(bundle_root)  # stale after the edit: retired, then re-recorded below
-    script = "scripted:agent-evals/skills/model-scripts/careful"
-    rc = main(["run", "--root", str(example), CASE, "--agent", "scripted", "--model-server", script,
-               "--run-id", "claude-code-scripted", "--no-trigger"])
+    # Baselines are per (skill, agent, model): first record this skill's cases with the scripted
+    # adapter (its own baseline; the committed claude-code bundles of the skill are retired), and
+    # check that this is green.
+    skill_dir = example / "agent-evals/skills/evidence/add-changelog-fragment/skill-agent"
+    shutil.rmtree(skill_dir / "claude-code-scripted")
+    for base in (example / "agent-evals/skills/baselines").glob("add-changelog-fragment--*"):
+        base.unlink()
+    _record(example, "fragment-feature", "fragment-second-note", "fragment-custom-type", "fragment-section")
+    assert main(["baseline", "update", "--root", str(example)]) == 0
     capsys.readouterr()
-    assert rc == 0
+    rc, out = run_pr(example, capsys)
+    assert rc == 0, out
+
+    # The authoring mistake: the CI check without --staged cannot see a fragment that is staged but
+    # not committed, so action 0 now exits 1 ("No new newsfragments found on this branch"). The
+    # case's evidence is stale after the edit and is re-recorded, as a maintainer would.
+    old = "      - [towncrier, check, --compare-with, main, --staged]\n      - [towncrier, build, --draft, --version, 1.5.0"
+    _edit_case(example, lambda text: text.replace(old, old.replace(", --staged]", "]"), 1))
+    _record(example, CASE)
+    capsys.readouterr()
     rc, out = run_pr(example, capsys)
     assert rc == 1, out
-    failing = [line for line in out.splitlines() if CASE in line and ASSERTION in line]
-    assert failing, out
-    assert any("exited 1" in line for line in failing), failing
+    assert f"failed: {CASE} '{ASSERTION}' k=[0, 1, 2]" in out, out  # the baseline rule names case and assertion
+
+    # The same assertion declared zero-tolerance fails through pass^k, naming them too.
+    _edit_case(example, lambda text: text.replace(
+        f"      {ASSERTION}: {{predicate: command-exit-zero, action: 0}}",
+        f"      {ASSERTION}: {{predicate: command-exit-zero, action: 0, zero_tolerance: true}}", 1))
+    _record(example, CASE)
+    capsys.readouterr()
+    rc, out = run_pr(example, capsys)
+    assert rc == 1, out
+    assert f"pass^k: {CASE} [skill-agent] fails zero-tolerance oracle assertion '{ASSERTION}' in run(s) k=[0, 1, 2]" in out, out
 
 
 def test_changed_decoy_byte_is_a_registry_problem(example: Path, capsys: pytest.CaptureFixture[str]) -> None:
