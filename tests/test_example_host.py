@@ -14,6 +14,7 @@ The example needs the real towncrier (the `test` extra pins it); without it thes
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -118,3 +119,39 @@ def test_fixtures_are_what_the_generator_writes(example: Path) -> None:
     written = {p.relative_to(example) for p in (example / "agent-evals/skills/fixtures").rglob("*")}
     committed = {p.relative_to(EXAMPLE) for p in (EXAMPLE / "agent-evals/skills/fixtures").rglob("*")}
     assert written == committed
+
+
+# What each careless script does wrong, and exactly the assertions its oracle fails for it.
+CARELESS = {
+    "fragment-feature": {"no-commit-made"},
+    "fragment-second-note": {"new-note-staged", "new-note-has-the-entry", "existing-note-intact",
+                             "only-the-new-note-changed"},
+    "fragment-custom-type": {"fragment-uses-the-declared-type", "fragment-has-the-entry", "decoy-not-staged",
+                             "only-the-fragment-changed"},
+    "fragment-section": {"fragment-in-the-library-section", "fragment-has-the-entry", "decoy-not-staged",
+                         "only-the-fragment-changed"},
+    "notes-release": {"no-commit-made"},
+    "notes-preview": {"tracked-files-unchanged", "nothing-staged", "fragments-kept", "no-file-written"},
+    "notes-release-local": {"decoy-not-staged"},
+    "notes-untracked-fragment": {"changelog-untouched", "nothing-staged", "decoy-bytes-intact",
+                                 "committed-fragment-kept", "no-file-written"},
+}
+
+
+def test_each_oracle_catches_its_careless_agent(example: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The oracles are not vacuous: model-scripts/careless/ (git add -A, a commit, the stale config's
+    type, the default section, overwriting a fragment, building during a preview or over an
+    untracked fragment) recorded through the runner fails exactly the expected assertions."""
+    rc = main(["run", "--root", str(example), "--suite", "full", "--no-trigger", "--agent", "scripted", "--model-server",
+               "scripted:agent-evals/skills/model-scripts/careless", "--run-id", "careless", "-k", "1", "-j", "2"])
+    assert rc == 0
+    capsys.readouterr()
+    bundles = sorted(example.glob("agent-evals/skills/evidence/*/skill-agent/careless/*/0"))
+    assert {b.parent.name for b in bundles} == set(CARELESS)
+    assert main(["grade", "--root", str(example), "--json", *map(str, bundles)]) == 1
+    graded = json.loads(capsys.readouterr().out)["bundles"]
+    for g in graded:
+        failed = {name.split(":", 1)[1] for name, check in g["checks"].items()
+                  if name.startswith("oracle:") and check["status"] == "fail"}
+        assert failed == CARELESS[g["item"]], (g["item"], failed)
+        assert g["checks"]["receipt:facts"]["status"] == "pass", g["item"]  # real facts, honestly failing
