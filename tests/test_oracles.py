@@ -224,3 +224,26 @@ def test_a_normal_assertion_follows_the_baseline_rule(host, tmp_path):
     [problem] = baselines.gate(cfg, grades)
     assert "dimension oracle pass rate 2/3 is below the baseline 1.00" in problem
     assert "failed: notes-add-committed 'tool-check-passes' k=[2]" in problem
+
+
+def test_a_seed_only_scenario_still_needs_its_receipt(host, tmp_path):
+    """A verdict scenario whose fixture has a seed but no actions: facts.json is the seed's receipt."""
+    from dataclasses import replace
+
+    cfg, cat = host
+    sc = replace(cat.scenarios["notes-add-local"], actions=(), oracle={})
+    facts = host_facts(cat.scenarios["notes-add-local"])
+    facts["actions"] = []
+    path = bundle(cfg, tmp_path, sc.id, [], None, final="done\n", facts=facts, blobs=[HELLO])
+    from skill_eval import bundle as bundle_mod
+    from skill_eval import oracles
+
+    b = bundle_mod.load(path)
+    assert oracles.receipt_problems(b, sc) == []
+    assert oracles.grade(b, sc) == ("not_applicable", [], {})
+    facts.pop("seed")
+    path = bundle(cfg, tmp_path, sc.id, [], None, final="done\n", facts=facts, blobs=[HELLO])
+    assert "has no seed receipt" in oracles.receipt_problems(bundle_mod.load(path), sc)[0]
+    path = bundle(cfg, tmp_path, sc.id, [], None, final="done\n", blobs=[HELLO])
+    assert oracles.grade(bundle_mod.load(path), sc)[1] == [
+        "facts.json is missing: the scenario's seed recipe (evals/fixtures/notes-add-local/seed.json) was not executed by the runner"]

@@ -60,3 +60,21 @@ def test_a_broken_assertion_fails_naming_case_and_assertion(repo_copy, capsys):
     assert main(["grade", "--root", str(repo_copy), str(b)]) == 1
     out = capsys.readouterr().out
     assert CASE in out and "check-passes" in out and "exited 1" in out
+
+
+def test_a_failing_seed_command_is_an_infrastructure_error(tmp_path):
+    """The recipe runs before the agent; a command that fails leaves no sandbox to run in."""
+    import pytest
+    from oracle_host import make_host
+
+    from skill_eval import content
+    from skill_eval.inputs import InputRecorder
+    from skill_eval.runner.sandbox import Sandbox, SandboxError
+
+    cfg = make_host(tmp_path)
+    fx = cfg.evals_dir / "fixtures" / "notes-add-committed" / "seed.json"
+    fx.write_text(json.dumps({"schema_version": 1, "commands": [["git", "init", "-q"], ["git", "checkout", "-q", "nope"]]}))
+    [sc] = [s for s in content.load_scenarios(cfg) if s.id == "notes-add-committed"]
+    with pytest.raises(SandboxError, match=r"seed command 1 \['git', 'checkout', '-q', 'nope'\] exited 1"):
+        Sandbox.for_scenario(tmp_path / "boxes", cfg, InputRecorder(cfg.root), sc, tmp_path / "no-tool")
+    assert not any((tmp_path / "boxes").iterdir())  # the half-built sandbox is removed

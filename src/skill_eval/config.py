@@ -1,7 +1,10 @@
 """The host configuration: `skill-eval.toml`, or `[tool.skill-eval]` in pyproject.toml.
 
 Everything generic about the subject tool lives in SubjectProfile, so graders, the
-shim and the checks work for any verdict-producing CLI, not only abicheck.
+shim and the checks work for any verdict-producing CLI, not only abicheck — and for a CLI
+without a verdict ladder: a subject may declare only its name (plus package, version, surface,
+invocation classes, outputs), and then its skills' scenarios are graded by command oracles
+(`verdict_skills` limits the verdict questions to some skills of a verdict-producing subject).
 """
 
 from __future__ import annotations

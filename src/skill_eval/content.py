@@ -2,8 +2,10 @@
 
 scenarios.yaml, ground_truth.json, trigger_corpus.yaml and rubric.yaml are each read
 strictly, validated against their schema, then cross-checked (a scenario must name a
-real skill, fixture and invocation class). One fact lives in one place: Category A
-scenarios take their expected verdict from ground truth, never restating it.
+real skill, fixture and invocation class) and checked by the registry rules
+(skill_eval.registry: modes, seeds, names, coverage). One fact lives in one place: Category A
+scenarios take their expected verdict from ground truth, never restating it; category
+oracle scenarios ask no verdict question and have no ground truth at all.
 """
 
 from __future__ import annotations

@@ -88,12 +88,13 @@ def receipt_problems(bundle: Bundle, scenario: Scenario | None) -> list[str]:
     file_problems = [str(p) for p in bundle.problems if p.file == "facts.json"]
     if file_problems:
         return file_problems
-    if not actions and not oracle:
+    if not actions and not oracle and seed is None:
         if facts is not None and facts["actions"]:
             return [f"facts.json records {len(facts['actions'])} action(s) but the scenario declares none"]
-        return []
+        return _seed_problems(facts.get("seed"), None) if facts is not None else []
     if facts is None:
-        return ["facts.json is missing: the scenario's actions were not executed by the runner"]
+        what = "actions were" if actions or oracle else f"seed recipe ({seed.source}) was"
+        return [f"facts.json is missing: the scenario's {what} not executed by the runner"]
     reasons: list[str] = []
     seen: set[int] = set()
     for fact in facts["actions"]:

@@ -373,7 +373,8 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         calls = box.calls()
         scrub_captured(scrubber, calls, box.record)  # abicheck prints the absolute paths it compared
         sandbox_block = box.finish()
-        facts = box.run_actions(item.scenario.actions, watch=watch_paths(item.scenario)) if item.scenario and item.scenario.actions else None
+        sc = item.scenario  # facts.json receipts the actions and/or the fixture's seed recipe
+        facts = box.run_actions(sc.actions, watch=watch_paths(sc)) if sc is not None and (sc.actions or sc.seed) else None
         parsed = claim.extract(nr.final_text, cfg.subject)
         meta: dict[str, Any] = {
             "schema_version": FORMATS["meta"], "kind": item.kind, "arm": item.arm, "run_id": item.run_id, "k": item.k,

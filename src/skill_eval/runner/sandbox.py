@@ -328,8 +328,9 @@ class Sandbox:
                      **kw: Any) -> Sandbox:
         """The sandbox of one behavioural scenario: its fixture case and seed, its setup, the config's subject."""
         fixture = f"{cfg.evals_root}/fixtures/{scenario.fixture}"
-        return cls.create(parent, recorder, fixture, profile=cfg.subject if cfg.has_subject else None, real=real,
-                          setup=scenario.setup, seed=scenario.seed, case=scenario.id, **kw)
+        profile = cfg.subject if getattr(cfg, "has_subject", True) else None  # no [subject]: no shim
+        return cls.create(parent, recorder, fixture, profile=profile, real=real, setup=scenario.setup,
+                          seed=getattr(scenario, "seed", None), case=getattr(scenario, "id", None), **kw)
 
     def run_seed(self, seed: Any, timeout: float = DEFAULT_TIMEOUT) -> None:
         """Execute the fixture's seed.json recipe (runner-side, before setup and the agent) and record it.
