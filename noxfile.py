@@ -48,7 +48,7 @@ def tests(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     session.install("ruff==0.17.6")
-    session.run("ruff", "check", "src", "tests", "scripts", "noxfile.py")
+    session.run("ruff", "check", "src", "tests", "scripts", "noxfile.py", "examples")
 
 
 @nox.session
