@@ -98,3 +98,26 @@ def test_verdict_free_host_pr_is_green_then_a_broken_assertion_fails(tmp_path, m
     assert main(["pr", "--root", str(root)]) == 1
     out = capsys.readouterr().out
     assert "pass^k: notes-add-committed [skill-agent] fails zero-tolerance oracle assertion 'nothing-changed' in run(s) k=[0]" in out
+
+
+def test_a_host_without_subject_records_and_passes(tmp_path, capsys):
+    """No [subject] at all: no shim is installed, the seed may run git only, oracles grade the runs."""
+    toml = TOML.split("[subject]")[0].replace("k = 3", 'k = 1\nharness = ["evals/prompts"]')
+    cfg = make_host(tmp_path, toml=toml)
+    root = cfg.root
+    assert not cfg.has_subject
+    (root / "evals" / "prompts").mkdir()
+    (root / "evals" / "prompts" / "behavioral.md").write_text("{prompt}\n")
+    scripts = root / "evals" / "model-scripts"
+    scripts.mkdir()
+    for skill in SKILLS:
+        for mode in ("committed", "local"):
+            (scripts / f"{skill}-{mode}.yaml").write_text(
+                SCRIPT.format(skill=skill).replace("notes-tool add hello", "echo hello >> NOTES.md"))
+    git(root, "init", "-q")
+    assert main(["generate", "--root", str(root)]) == 0
+    assert main(["pack", "--root", str(root)]) == 0
+    record(root)
+    assert main(["baseline", "update", "--root", str(root)]) == 0
+    capsys.readouterr()
+    assert main(["pr", "--root", str(root)]) == 0, capsys.readouterr().out
