@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 NOX := $(VENV)/bin/nox
 
-.PHONY: pr test lint typecheck e2e e2e-local e2e-local-smoke calibrate-local pack generate eval-risk eval-full eval-dogfood scorecard release clean
+.PHONY: pr pr-example eval-example test lint typecheck e2e e2e-local e2e-local-smoke calibrate-local pack generate eval-risk eval-full eval-dogfood scorecard release clean
 
 $(VENV)/.bootstrapped: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -11,8 +11,11 @@ $(VENV)/.bootstrapped: pyproject.toml
 	$(VENV)/bin/pip install --quiet nox==2026.10.20 -e '.[dev]'
 	touch $@
 
-pr: $(VENV)/.bootstrapped   ## the main job: every pr-profile check on this repository
-	$(NOX) -s pr
+pr: $(VENV)/.bootstrapped   ## the main job: every pr-profile check on this repository and on the example host
+	$(NOX) -s pr pr-example
+
+pr-example: $(VENV)/.bootstrapped   ## the pr profile of examples/towncrier-notes only
+	$(NOX) -s pr-example
 
 test: $(VENV)/.bootstrapped   ## the test suite
 	$(NOX) -s tests
@@ -52,6 +55,15 @@ eval-dogfood: $(VENV)/.bootstrapped   ## re-record this repository's committed e
 	$(VENV)/bin/python scripts/install_agent_clis.py
 	$(VENV)/bin/skill-eval run --suite risk --agent claude-code --model-server scripted:agent-evals/skills/model-scripts/careful -j 2
 	$(VENV)/bin/skill-eval run --suite risk --arm baseline --agent claude-code --model-server scripted:agent-evals/skills/model-scripts/baseline -j 2
+
+EXAMPLE := examples/towncrier-notes
+eval-example: $(VENV)/.bootstrapped   ## re-record the example host's committed evidence: real Claude Code CLI, scripted model turns
+	$(VENV)/bin/python scripts/install_agent_clis.py
+	cd $(EXAMPLE) && $(CURDIR)/$(VENV)/bin/skill-eval run --suite full --agent claude-code \
+	  --agent-binary $(CURDIR)/.cache/agent-clis/node_modules/.bin/claude \
+	  --model-server scripted:agent-evals/skills/model-scripts/careful -j 2
+	cd $(EXAMPLE) && $(CURDIR)/$(VENV)/bin/skill-eval pack
+	cd $(EXAMPLE) && $(CURDIR)/$(VENV)/bin/skill-eval baseline update
 
 scorecard: $(VENV)/.bootstrapped   ## scorecard.json / .md / .html of the committed evidence, in build/scorecard/
 	$(VENV)/bin/skill-eval scorecard --out build/scorecard

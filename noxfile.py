@@ -1,6 +1,7 @@
 """nox sessions: the verify pipeline a skill repository mirrors.
 
 pr       — every deterministic check (no model, credential or network at check time)
+pr-example — the same on the second example host, examples/towncrier-notes (towncrier, oracle-graded)
 tests    — the test suite (no network but loopback)
 lint     — ruff
 typecheck — mypy, strict, on src/skill_eval ([tool.mypy] in pyproject.toml)
@@ -17,7 +18,7 @@ import os
 import nox
 
 nox.options.default_venv_backend = "venv"
-nox.options.sessions = ["pr", "tests", "lint"]
+nox.options.sessions = ["pr", "pr-example", "tests", "lint"]
 nox.options.reuse_existing_virtualenvs = True
 
 
@@ -26,6 +27,16 @@ def pr(session: nox.Session) -> None:
     """The merge gate: L0, L1s, pack, golden (L4), freshness, evidence completeness."""
     session.install("-e", ".[subject]")
     session.run("skill-eval", "pr", *session.posargs)
+
+
+EXAMPLE = "examples/towncrier-notes"
+
+
+@nox.session(name="pr-example")
+def pr_example(session: nox.Session) -> None:
+    """The pr profile of the second example host: verdict-free skills graded by command oracles."""
+    session.install("-e", ".[example]")
+    session.run("skill-eval", "pr", "--root", EXAMPLE, *session.posargs)
 
 
 @nox.session
@@ -38,7 +49,7 @@ def tests(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     session.install("ruff==0.17.6")
-    session.run("ruff", "check", "src", "tests", "scripts", "noxfile.py")
+    session.run("ruff", "check", "src", "tests", "scripts", "noxfile.py", "examples")
 
 
 @nox.session

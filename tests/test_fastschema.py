@@ -29,9 +29,8 @@ def _jsonl(path: Path) -> list:
 
 def _seeds() -> dict[str, list]:
     seeds: dict[str, list] = {n.name.split(".")[0]: [] for n in (ROOT / "schemas").glob("*.schema.json")}
-    # evidence and golden only: agent-evals/skills/calibration/ holds a partial local-model recording made
-    # before meta v2 gained isolation/outcome (labelled stale; re-recorded by `make calibrate-local`)
-    for meta in sorted(p for d in ("evidence", "golden") for p in (EVALS / d).rglob("meta.json"))[:40]:
+    # evidence, golden and the local-model calibration (real model output: the least regular metas)
+    for meta in (p for d in ("evidence", "golden", "calibration") for p in sorted((EVALS / d).rglob("meta.json"))[:20]):
         b = meta.parent
         seeds["meta"].append(json.loads(meta.read_text()))
         for name, schema in (("claim.json", "claim_file"), ("usage.json", "usage"), ("facts.json", "facts"),

@@ -1,7 +1,9 @@
 """Per-(skill, agent, model) baselines for the baseline-gated dimensions (DESIGN §9.4).
 
 Dimensions 1 and 3 (merge) and 4 and 5 (release) must not fall below the pass rate
-recorded for the same skill, agent and model. A baseline is recorded only from runs
+recorded for the same skill, agent and model; so must the `oracle` rate (runs whose oracle
+assertions all hold) of a skill with oracle scenarios, which is how an assertion not declared
+zero-tolerance is gated. A baseline is recorded only from runs
 whose zero-tolerance dimensions pass (a first run with a false green never becomes the
 floor), and lowering one needs --allow-regression with a written reason, kept in the
 file's history. A model change is a different key, so it re-baselines 1/3/4/5 and never
@@ -23,8 +25,9 @@ from skill_eval.errors import CheckFailed, ConfigError
 from skill_eval.graders import Grade
 
 BASELINES = "baselines"
-MERGE_DIMS = (1, 3)
-RELEASE_DIMS = (4, 5)
+ORACLE = "oracle"  # the oracle check's pass rate: non-zero-tolerance assertions are baseline-gated like 1 and 3
+MERGE_DIMS: tuple[int | str, ...] = (1, 3, ORACLE)
+RELEASE_DIMS: tuple[int | str, ...] = (4, 5)
 
 
 @dataclass(frozen=True, order=True)
@@ -45,20 +48,27 @@ def triple_of(g: Grade) -> Triple | None:
     return Triple(m["skill"], m["agent"], m["model"])
 
 
-def rates(grades: list[Grade], dims: tuple[int, ...], arm: str = "skill-agent") -> dict[Triple, dict[int, tuple[int, int]]]:
-    """(passed, total) per dimension per triple; unjudged 4/5 runs are not counted."""
-    out: dict[Triple, dict[int, list[int]]] = defaultdict(lambda: {d: [0, 0] for d in dims})
+def rates(grades: list[Grade], dims: tuple[int | str, ...], arm: str = "skill-agent") -> dict[Triple, dict[int | str, tuple[int, int]]]:
+    """(passed, total) per dimension per triple; unjudged 4/5 runs are not counted.
+
+    A dimension no run of the triple has (the `oracle` rate of a skill without oracle scenarios)
+    or where it is not applicable to every run (2/3/6 of verdict-free scenarios) is left out: it
+    does not apply, which is not the same as "no counted run" (all unjudged)."""
+    out: dict[Triple, dict[int | str, list[int]]] = defaultdict(lambda: {d: [0, 0, 0] for d in dims})
     for g in grades:
         t = triple_of(g)
         if t is None or g.meta.get("arm") != arm:
             continue
         for d in dims:
             c = g.checks.get(str(d))
-            if c is None or c.status == "not_judged":
+            if c is None or c.status == "not_applicable":
+                continue
+            out[t][d][2] += 1
+            if c.status == "not_judged":
                 continue
             out[t][d][1] += 1
             out[t][d][0] += c.status == "pass"
-    return {t: {d: (v[0], v[1]) for d, v in ds.items()} for t, ds in out.items()}
+    return {t: {d: (v[0], v[1]) for d, v in ds.items() if v[2]} for t, ds in out.items()}
 
 
 def baseline_dir(cfg: Config) -> Path:
@@ -104,8 +114,22 @@ def gate(cfg: Config, grades: list[Grade], stage: str = "merge") -> list[str]:
                 problems.append(f"baseline: {t.slug()} records no rate for dimension {d}")
             elif _rate(passed, total) < recorded["rate"]:
                 problems.append(f"baseline: {t.skill}/{t.agent}/{t.model} dimension {d} pass rate "
-                                f"{passed}/{total} is below the baseline {recorded['rate']:.2f}")
+                                f"{passed}/{total} is below the baseline {recorded['rate']:.2f}"
+                                + (_failed_assertions(grades, t) if d == ORACLE else ""))
     return problems
+
+
+def _failed_assertions(grades: list[Grade], t: Triple, limit: int = 5) -> str:
+    """`: failed <case> '<assertion>' k=[..]; ...` — which assertions pulled the oracle rate down."""
+    failed: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    for g in grades:
+        if triple_of(g) != t or g.meta.get("arm") != "skill-agent":
+            continue
+        for name, c in g.checks.items():
+            if name.startswith(f"{ORACLE}:") and c.status == "fail":
+                failed[(str(g.item), name[len(ORACLE) + 1:])].append(g.meta.get("k"))
+    parts = [f"{item} {name!r} k={sorted(ks, key=str)}" for (item, name), ks in sorted(failed.items())]
+    return ("; failed: " + "; ".join(parts[:limit]) + (f"; +{len(parts) - limit} more" if len(parts) > limit else "")) if parts else ""
 
 
 def update(cfg: Config, grades: list[Grade], zero_tolerance_problems: list[str], *, skill: str | None = None,

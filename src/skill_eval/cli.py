@@ -39,6 +39,7 @@ class CommandInfo:
 COMMANDS: dict[str, CommandInfo] = {
     "pr": CommandInfo("skill_eval.commands.pr", "run the whole pr profile: L0, surface drift, L1s, pack --check, content, golden (L4), freshness, evidence"),
     "check-skills": CommandInfo("skill_eval.commands.check_skills", "L0: frontmatter, links, real subject commands/flags, published-copy parity"),
+    "registry": CommandInfo("skill_eval.commands.registry", "check the scenario registry: skill x mode coverage, ids, fixture/sandbox names, seed.json recipes, oracle maps"),
     "check-triggers": CommandInfo("skill_eval.commands.check_triggers", "L1s: BM25-score the labelled trigger corpus against skill descriptions; gate precision/recall"),
     "generate": CommandInfo("skill_eval.commands.generate", "write the published skill trees from the source tree (--check: report drift, exit 1)"),
     "pack": CommandInfo("skill_eval.commands.pack", "write the evaluation pack of content digests (--check: exit 1 naming every entry that moved)"),

@@ -1,7 +1,10 @@
 """The host configuration: `skill-eval.toml`, or `[tool.skill-eval]` in pyproject.toml.
 
 Everything generic about the subject tool lives in SubjectProfile, so graders, the
-shim and the checks work for any verdict-producing CLI, not only abicheck.
+shim and the checks work for any verdict-producing CLI, not only abicheck — and for a CLI
+without a verdict ladder: a subject may declare only its name (plus package, version, surface,
+invocation classes, outputs), and then its skills' scenarios are graded by command oracles
+(`verdict_skills` limits the verdict questions to some skills of a verdict-producing subject).
 """
 
 from __future__ import annotations
@@ -68,6 +71,18 @@ class SubjectProfile:
     real_env: str = REAL_ENV_DEFAULT
     package: str | None = None
     version: str | None = None
+    verdict_skills: tuple[str, ...] | None = None  # None: every skill (when the profile has verdicts)
+
+    @property
+    def has_verdicts(self) -> bool:
+        """Whether this subject produces verdicts (the verdict profile is all-or-nothing in the schema)."""
+        return bool(self.verdicts)
+
+    def verdict_skill(self, skill: str | None) -> bool:
+        """Whether `skill`'s scenarios are verdict questions: dimensions 2 and 6 apply to them."""
+        if not self.has_verdicts:
+            return False
+        return self.verdict_skills is None or skill in self.verdict_skills
 
     def severity(self, verdict: str) -> int:
         """Ordinal position in the verdict ladder (0 = least severe)."""
@@ -75,6 +90,16 @@ class SubjectProfile:
 
     def is_green(self, verdict: str | None) -> bool:
         return verdict is not None and verdict in self.green
+
+
+@dataclass(frozen=True)
+class Mode:
+    """[evals.modes.<name>]: an evaluation mode (the task-tool seed's committed / local)."""
+
+    name: str
+    description: str = ""
+    require: frozenset[str] = frozenset()  # "decoys" and/or "provenance": what its seed.json must carry
+    init: tuple[str, ...] | None = None  # the documented init argv its seed.json must run once
 
 
 @dataclass(frozen=True)
@@ -139,6 +164,7 @@ class Config:
     prices: dict[str, Price] = field(default_factory=dict)
     # evidence profile (pr | release) -> arms whose bundles it requires; skill-agent always included
     arms: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(ARMS_DEFAULT))
+    modes: dict[str, Mode] = field(default_factory=dict)  # empty: the host declares no modes
 
     def required_arms(self, stage: str) -> tuple[str, ...]:
         """Arms the evidence gate expects for a stage (merge -> the `pr` profile, release -> `release`)."""
@@ -212,13 +238,13 @@ NO_SUBJECT = SubjectProfile(name="", verdicts=(), green=frozenset(), exit_codes=
 def _subject(source: Path, s: dict[str, Any] | None) -> SubjectProfile:
     if s is None:
         return NO_SUBJECT
-    verdicts = tuple(s["verdicts"])
-    for g in s["green"]:
+    verdicts = tuple(s.get("verdicts", ()))
+    for g in s.get("green", ()):
         if g not in verdicts:
             raise ConfigError(f"names {g!r}, which is not in subject.verdicts", source=source, field="subject.green",
                               fix="list only verdicts as green")
     exit_codes: dict[int, str] = {}
-    for code, meaning in s["exit_codes"].items():
+    for code, meaning in s.get("exit_codes", {}).items():
         if meaning not in verdicts and meaning not in SPECIAL_OUTCOMES:
             raise ConfigError(f"{meaning!r} is neither a verdict nor one of {sorted(SPECIAL_OUTCOMES)}",
                               source=source, field=f"subject.exit_codes.{code}", fix="name a verdict or a special outcome")
@@ -234,17 +260,19 @@ def _subject(source: Path, s: dict[str, Any] | None) -> SubjectProfile:
         )
         for name, spec in s.get("invocation_classes", {}).items()
     }
-    report = s["report"]
-    outputs = s["outputs"]
+    # A verdict-free subject (schema: the verdict profile is all-or-nothing) reads no report.
+    report = s.get("report", {"format": "json", "verdict_path": ""})
+    outputs = s.get("outputs", {})
     surface = s.get("surface", {})
+    verdict_skills = s.get("verdict_skills")
     return SubjectProfile(
         name=s["name"],
         verdicts=verdicts,
-        green=frozenset(s["green"]),
+        green=frozenset(s.get("green", ())),
         exit_codes=exit_codes,
         report_format=report["format"],
         verdict_path=report["verdict_path"],
-        evidence_commands=tuple(s["evidence_commands"]),
+        evidence_commands=tuple(s.get("evidence_commands", ())),
         format_dest_options=tuple(outputs.get("format_dest", ())),
         path_options=tuple(outputs.get("path", ())),
         directory_options=tuple(outputs.get("directory", ())),
@@ -263,7 +291,14 @@ def _subject(source: Path, s: dict[str, Any] | None) -> SubjectProfile:
         real_env=s.get("real_env", REAL_ENV_DEFAULT),
         package=s.get("package"),
         version=s.get("version"),
+        verdict_skills=tuple(verdict_skills) if verdict_skills is not None else None,
     )
+
+
+def _modes(evals: dict[str, Any]) -> dict[str, Mode]:
+    return {name: Mode(name=name, description=spec.get("description", ""), require=frozenset(spec.get("require", ())),
+                       init=tuple(spec["init"]) if "init" in spec else None)
+            for name, spec in sorted((evals.get("modes") or {}).items())}
 
 
 ARMS_DEFAULT: dict[str, tuple[str, ...]] = {"pr": ("skill-agent",), "release": ("skill-agent",)}
@@ -307,4 +342,5 @@ def _build(root: Path, source: Path, raw: dict[str, Any]) -> Config:
         stats=Stats(**raw.get("stats", {})),
         prices={model: Price(**p) for model, p in raw.get("prices", {}).items()},
         arms=_arms(source, evals),
+        modes=_modes(evals),
     )

@@ -2,8 +2,10 @@
 
 scenarios.yaml, ground_truth.json, trigger_corpus.yaml and rubric.yaml are each read
 strictly, validated against their schema, then cross-checked (a scenario must name a
-real skill, fixture and invocation class). One fact lives in one place: Category A
-scenarios take their expected verdict from ground truth, never restating it.
+real skill, fixture and invocation class) and checked by the registry rules
+(skill_eval.registry: modes, seeds, names, coverage). One fact lives in one place: Category A
+scenarios take their expected verdict from ground truth, never restating it; category
+oracle scenarios ask no verdict question and have no ground truth at all.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from skill_eval import fsio, schemas, strict
+from skill_eval import fsio, registry, schemas, strict
 from skill_eval.config import Config
-from skill_eval.errors import ConfigError
+from skill_eval.errors import ConfigError, SkillEvalError
+from skill_eval.registry import ORACLE, Seed
 
 SCENARIOS = "scenarios.yaml"
 GROUND_TRUTH = "ground_truth.json"
@@ -69,10 +72,23 @@ class Scenario:
     oracle: dict[str, dict[str, Any]] = field(default_factory=dict)
     expected: dict[str, Any] | None = None
     holdout: bool = False  # scored apart from the scenarios descriptions/skills were tuned on
+    mode: str | None = None  # one of [evals.modes] (None: the host declares no modes)
+    seed: Seed | None = None  # fixtures/<fixture>/seed.json, run by the runner before setup and the agent
+    verdict: bool = True  # a verdict question (category A/B of a verdict skill): dimensions 2, 3 and 6 apply
 
     @property
     def ready(self) -> bool:
         return self.status == "ready"
+
+    @property
+    def sandbox(self) -> str:
+        """The sandbox name: the case id (the task-tool seed's rule; the registry refuses any other)."""
+        return self.id
+
+    @property
+    def zero_tolerance_assertions(self) -> tuple[str, ...]:
+        """Oracle assertions that must hold in every one of the k runs (pass^k)."""
+        return tuple(sorted(n for n, spec in self.oracle.items() if spec.get("zero_tolerance") is True))
 
     def expected_verdict(self, truth: TruthCase) -> str | None:
         """Category A resolves from ground truth; Category B states it explicitly."""
@@ -134,7 +150,10 @@ def _load_any(path: Path) -> Any:
 
 
 def load_ground_truth(cfg: Config) -> dict[str, TruthCase]:
+    """ground_truth.json's cases; a host whose subject produces no verdicts may have none (oracle scenarios only)."""
     path = evals_path(cfg, GROUND_TRUTH)
+    if not cfg.subject.has_verdicts and not present(cfg, GROUND_TRUTH):
+        return {}
     raw = schemas.validate(strict.load_json(path), "ground_truth", path)
     verdicts = set(cfg.subject.verdicts)
     cases = {}
@@ -151,10 +170,15 @@ def load_ground_truth(cfg: Config) -> dict[str, TruthCase]:
     return cases
 
 
-def load_scenarios(cfg: Config, *, skills: set[str] | None = None, truth: dict[str, TruthCase] | None = None) -> list[Scenario]:
-    """Load and cross-check scenarios.yaml. `skills` (known skill names) enables the skill check."""
+def load_scenarios(cfg: Config, *, skills: set[str] | None = None, truth: dict[str, TruthCase] | None = None,
+                   problems: list[SkillEvalError] | None = None) -> list[Scenario]:
+    """Load and cross-check scenarios.yaml, registry rules included (skill_eval.registry).
+
+    `skills` (known skill names) enables the skill checks (each scenario's skill exists, every
+    skill x mode is covered). `problems`: collect every problem there instead of raising the first
+    (`skill-eval registry`); the scenarios that could be built are still returned."""
     truth = truth if truth is not None else load_ground_truth(cfg)
-    return _build_scenarios(cfg, evals_path(cfg, SCENARIOS), truth, skills=skills)
+    return _build_scenarios(cfg, evals_path(cfg, SCENARIOS), truth, skills=skills, problems=problems)
 
 
 def golden_dir(cfg: Config) -> Path:
@@ -177,56 +201,79 @@ def load_golden_scenarios(cfg: Config, truth: dict[str, TruthCase]) -> list[Scen
 
 
 def _build_scenarios(cfg: Config, path: Path, truth: dict[str, TruthCase], *, skills: set[str] | None = None,
-                     id_prefix: str | None = None) -> list[Scenario]:
-    """The one scenario builder: schema, then every cross-check, then typed records."""
+                     id_prefix: str | None = None, problems: list[SkillEvalError] | None = None) -> list[Scenario]:
+    """The one scenario builder: schema, then every cross-check and registry rule, then typed records."""
     raw = schemas.validate(strict.load_yaml(path), "scenarios", path)
+    found: list[SkillEvalError] = []
     seen: set[str] = set()
     out = []
     for i, rec in enumerate(raw["scenarios"]):
-        where = f"scenarios.{i}"
-        sid = rec["id"]
-        if id_prefix is not None and not sid.startswith(id_prefix):
-            raise ConfigError(f"{sid}: id must start with {id_prefix!r}", source=path, field=f"{where}.id",
-                              fix=f"rename it {id_prefix}{sid}")
-        if sid in seen:
-            raise ConfigError(f"duplicate scenario id {sid!r}", source=path, field=f"{where}.id", fix="give every scenario its own id")
-        seen.add(sid)
-        if rec["fixture"] not in truth:
-            raise ConfigError(f"{sid}: fixture {rec['fixture']!r} has no ground-truth case (and so no fixture)",
-                              source=path, field=f"{where}.fixture", fix=f"add it to {GROUND_TRUTH} and {FIXTURES}/")
-        if not evals_path(cfg, f"{FIXTURES}/{rec['fixture']}").is_dir():
-            raise ConfigError(f"{sid}: fixture directory {FIXTURES}/{rec['fixture']}/ is missing", source=path,
-                              field=f"{where}.fixture", fix=f"add {FIXTURES}/{rec['fixture']}/")
-        if skills is not None and rec["skill"] not in skills:
-            raise ConfigError(f"{sid}: skill {rec['skill']!r} does not exist in {cfg.skills_source}/", source=path,
-                              field=f"{where}.skill", fix="name a skill folder of the source tree")
-        if rec["invocation_class"] not in cfg.subject.invocation_classes:
-            raise ConfigError(f"{sid}: invocation_class {rec['invocation_class']!r} is not in subject.invocation_classes",
-                              source=path, field=f"{where}.invocation_class",
-                              fix=f"use one of {', '.join(sorted(cfg.subject.invocation_classes))}")
-        expected = rec.get("expected")
-        if expected is not None:
-            for key in ("verdict", "consumer_verdict"):
-                value = expected.get(key)
-                if value is not None and value not in cfg.subject.verdicts:
-                    raise ConfigError(f"{sid}: {value!r} is not a subject verdict", source=path,
-                                      field=f"{where}.expected.{key}", fix=f"use one of {', '.join(cfg.subject.verdicts)}")
-        actions = tuple(tuple(a) for a in rec.get("actions", ()))
-        oracle = rec.get("oracle", {})
-        for name, spec in oracle.items():
-            if spec["action"] >= len(actions):
-                raise ConfigError(f"{sid}: oracle {name!r} names action {spec['action']}, which does not exist",
-                                  source=path, field=f"{where}.oracle.{name}.action", fix="index an action of this scenario")
-        out.append(
-            Scenario(
-                id=rec["id"], skill=rec["skill"], category=rec["category"], status=rec["status"],
-                prompt=rec["prompt"], fixture=rec["fixture"], invocation_class=rec["invocation_class"],
-                record=rec, probe=rec.get("probe"),
-                setup=tuple(tuple(a) for a in rec.get("setup", ())), actions=actions,
-                oracle=oracle, expected=expected, holdout=rec.get("holdout", False),
-            )
-        )
+        sc = _build_one(cfg, path, truth, rec, f"scenarios.{i}", seen, skills, id_prefix, found)
+        if sc is not None:
+            out.append(sc)
+    found += registry.set_problems(cfg, raw["scenarios"], path, skills)
+    if problems is None and found:
+        raise found[0]
+    if problems is not None:
+        problems.extend(found)
     return out
+
+
+def _build_one(cfg: Config, path: Path, truth: dict[str, TruthCase], rec: dict[str, Any], where: str, seen: set[str],
+               skills: set[str] | None, id_prefix: str | None, found: list[SkillEvalError]) -> Scenario | None:
+    """One scenario record, or None (its problems appended to `found`)."""
+    sid = rec["id"]
+    start = len(found)
+
+    def bad(message: str, field: str, fix: str) -> None:
+        found.append(ConfigError(message, source=path, field=f"{where}.{field}", fix=fix))
+
+    if id_prefix is not None and not sid.startswith(id_prefix):
+        bad(f"{sid}: id must start with {id_prefix!r}", "id", f"rename it {id_prefix}{sid}")
+    if sid in seen:
+        bad(f"duplicate scenario id {sid!r}", "id", "give every scenario its own id")
+    seen.add(sid)
+    oracle_case = rec["category"] == ORACLE
+    fixture = rec.get("fixture", sid)
+    if not oracle_case and fixture not in truth:
+        bad(f"{sid}: fixture {fixture!r} has no ground-truth case (and so no fixture)", "fixture",
+            f"add it to {GROUND_TRUTH} and {FIXTURES}/")
+    elif not evals_path(cfg, f"{FIXTURES}/{fixture}").is_dir():
+        bad(f"{sid}: fixture directory {FIXTURES}/{fixture}/ is missing", "fixture", f"add {FIXTURES}/{fixture}/")
+    if skills is not None and rec["skill"] not in skills:
+        bad(f"{sid}: skill {rec['skill']!r} does not exist in {cfg.skills_source}/", "skill",
+            "name a skill folder of the source tree")
+    cls = rec.get("invocation_class")
+    if cls is not None and cls not in cfg.subject.invocation_classes:
+        bad(f"{sid}: invocation_class {cls!r} is not in subject.invocation_classes", "invocation_class",
+            f"use one of {', '.join(sorted(cfg.subject.invocation_classes)) or '(none declared)'}")
+    expected = rec.get("expected")
+    if expected is not None:
+        for key in ("verdict", "consumer_verdict"):
+            value = expected.get(key)
+            if value is not None and value not in cfg.subject.verdicts:
+                bad(f"{sid}: {value!r} is not a subject verdict", f"expected.{key}",
+                    f"use one of {', '.join(cfg.subject.verdicts)}")
+    if len(found) > start:
+        return None  # the registry rules below read the fixture directory
+    seed = None
+    try:
+        seed = registry.load_seed(cfg, fixture)
+    except SkillEvalError as exc:  # unreadable, not strict JSON, or off-schema: one line naming the file
+        found.append(exc)
+    else:
+        if seed is not None:
+            found.extend(registry.seed_problems(cfg, seed))
+    found.extend(registry.record_problems(cfg, rec, where, path, seed, skills))
+    if len(found) > start:
+        return None
+    return Scenario(
+        id=sid, skill=rec["skill"], category=rec["category"], status=rec["status"], prompt=rec["prompt"],
+        fixture=fixture, invocation_class=rec.get("invocation_class", ""), record=rec, probe=rec.get("probe"),
+        setup=tuple(tuple(a) for a in rec.get("setup", ())), actions=tuple(tuple(a) for a in rec.get("actions", ())),
+        oracle=rec.get("oracle", {}), expected=expected, holdout=rec.get("holdout", False), mode=rec.get("mode"),
+        seed=seed, verdict=not oracle_case and cfg.subject.verdict_skill(rec["skill"]),
+    )
 
 
 def load_trigger_corpus(cfg: Config, *, skills: set[str] | None = None) -> list[TriggerPrompt]:

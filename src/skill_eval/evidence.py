@@ -40,7 +40,7 @@ from skill_eval import baselines, formats, fsio, gates, isolation, regrade, sche
 from skill_eval import bundle as bundle_mod
 from skill_eval.config import Config
 from skill_eval.errors import SkillEvalError, message_of
-from skill_eval.graders import ZERO_TOLERANCE_DEFAULT, Catalog, Grade, grade_bundle
+from skill_eval.graders import RECEIPT, ZERO_TOLERANCE_DEFAULT, Catalog, Grade, grade_bundle
 
 if TYPE_CHECKING:
     from skill_eval.rerecord import Deferrals
@@ -356,7 +356,7 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
             report.errors.append(f"stale: evidence/{f.rel}: {p}")
         if not is_aa(f.rel):  # A/A runs calibrate the scorecard's noise floor; pass^k counts the main run
             report.grades.append(g)
-        for name in ("bundle", "oracle"):
+        for name in ("bundle", RECEIPT):  # oracle assertions are gated below (pass^k, baselines), receipts here
             c = g.checks.get(name)
             if c is not None and c.failed:
                 report.errors.append(f"bad bundle: evidence/{f.rel}: {name}: " + "; ".join(c.reasons[:3]))

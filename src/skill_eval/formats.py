@@ -20,6 +20,7 @@ FORMATS: dict[str, int] = {
     "meta": 2,  # v2: isolation, outcome (runner-executed subject calls, OS sandbox)
     "call": 2,  # v2: inputs (digests of the files the subject read), recorded by the runner
     "facts": 1,
+    "seed": 1,  # fixtures/<case>/seed.json: the runner-executed initialization recipe
     "pack": 1,
     "baseline": 1,
     "evidence_pending": 1,

@@ -1,6 +1,7 @@
 """Gates over many graded bundles (DESIGN §9.4).
 
-Zero-tolerance dimensions (2 and 6) use pass^k: every one of the k runs of a
+Zero-tolerance dimensions (2 and 6), and oracle assertions declared `zero_tolerance`, use
+pass^k: every one of the k runs of a
 (scenario, arm) must pass, from the very first run — a safety property that holds two
 times in three is not one, and a failing first run must never become a baseline. A
 group with fewer than k runs is incomplete, which fails the same way. Trigger bundles
@@ -14,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from skill_eval.config import Config
-from skill_eval.graders import ZERO_TOLERANCE_DEFAULT, Grade
+from skill_eval.graders import ORACLE_PREFIX, ZERO_TOLERANCE_DEFAULT, Grade
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,26 @@ def pass_k(grades: list[Grade], k: int, zero_tolerance: tuple[int, ...] = ZERO_T
             bad = sorted(g.meta["k"] for g in runs if dim in g.failed_dimensions())  # (a grade's meta has every key)
             if bad:
                 problems.append(f"pass^k: {label} fails zero-tolerance dimension {dim} in run(s) k={bad}")
+        problems += _assertions_pass_k(label, runs)
+    return problems
+
+
+def _assertions_pass_k(label: str, runs: list[Grade]) -> list[str]:
+    """pass^k per zero-tolerance oracle assertion (each grade lists its scenario's as `oracle:<name>`).
+
+    A run without the assertion's sub-check (its facts were unusable) fails it: absence of proof is
+    not proof. Normal assertions are not gated here but through the `oracle` baseline rate."""
+    names = sorted({n for g in runs for n in g.zero_tolerance if isinstance(n, str) and n.startswith(ORACLE_PREFIX)})
+    problems = []
+    for name in names:
+        bad = []
+        for g in runs:
+            c = g.checks.get(name)
+            if c is None or c.status != "pass":
+                bad.append(g.meta.get("k"))
+        if bad:
+            problems.append(f"pass^k: {label} fails zero-tolerance oracle assertion {name[len(ORACLE_PREFIX):]!r} "
+                            f"in run(s) k={sorted(bad, key=str)}")
     return problems
 
 

@@ -24,7 +24,7 @@ from skill_eval.config import Config, SubjectProfile
 from skill_eval.content import GOLDEN_DIR, GOLDEN_SCENARIOS, golden_dir, load_golden_scenarios  # noqa: F401 - re-exported
 from skill_eval.errors import ConfigError
 from skill_eval.formats import FORMATS
-from skill_eval.graders import Catalog, grade_bundle
+from skill_eval.graders import Catalog, grade_bundle, is_sub_check
 from skill_eval.vocab import CallStatus
 
 MANIFEST = "manifest.yaml"
@@ -220,5 +220,5 @@ def check(cfg: Config, catalog: Any = None) -> tuple[list[Outcome], list[str]]:
             problems.append(f"golden bundle {e.id}: directory golden/{e.path} has no meta.json")
             continue
         g = grade_bundle(root / e.path, catalog)
-        outcomes.append(Outcome(e, g.failures(), {n: c.reasons for n, c in g.checks.items() if c.failed}))
+        outcomes.append(Outcome(e, g.failures(), {n: c.reasons for n, c in g.checks.items() if c.failed and not is_sub_check(n)}))
     return outcomes, problems

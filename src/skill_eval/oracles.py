@@ -75,37 +75,103 @@ _IMPL = {
 }
 
 
-def grade(bundle: Bundle, scenario: Scenario | None) -> tuple[CheckStatus, list[str], dict[str, bool]]:
-    """(status, reasons, per-assertion pass) with status pass | fail | not_applicable."""
+def receipt_problems(bundle: Bundle, scenario: Scenario | None) -> list[str]:
+    """Why facts.json is not the runner's receipt of exactly this scenario (empty: it is).
+
+    Missing, extra, duplicated or argv-mismatched action facts; a seed block that does not
+    match the fixture's seed.json one-to-one (commands, exit codes, the listed files' bytes); a
+    `case` naming another scenario. Assertion outcomes are not receipt problems: a receipt can
+    be faithful and still record a failing command."""
     actions = scenario.actions if scenario else ()
     oracle = scenario.oracle if scenario else {}
+    seed = getattr(scenario, "seed", None)
     facts = bundle.facts
     file_problems = [str(p) for p in bundle.problems if p.file == "facts.json"]
-    if not actions and not oracle:
-        if file_problems:
-            return "fail", file_problems, {}
-        if facts is not None and facts["actions"]:
-            return "fail", [f"facts.json records {len(facts['actions'])} action(s) but the scenario declares none"], {}
-        return "not_applicable", [], {}
     if file_problems:
-        return "fail", file_problems, {}
+        return file_problems
+    if not actions and not oracle and seed is None:
+        if facts is not None and facts["actions"]:
+            return [f"facts.json records {len(facts['actions'])} action(s) but the scenario declares none"]
+        return _seed_problems(facts.get("seed"), None) if facts is not None else []
     if facts is None:
-        return "fail", ["facts.json is missing: the scenario's actions were not executed by the runner"], {}
+        what = "actions were" if actions or oracle else f"seed recipe ({seed.source}) was"
+        return [f"facts.json is missing: the scenario's {what} not executed by the runner"]
     reasons: list[str] = []
-    by_index: dict[int, dict[str, Any]] = {}
+    seen: set[int] = set()
     for fact in facts["actions"]:
         i = fact["index"]
-        if i in by_index:
+        if i in seen:
             reasons.append(f"action {i} has more than one fact")
         elif i >= len(actions):
             reasons.append(f"fact for action {i}, which the scenario does not declare")
-        by_index.setdefault(i, fact)
+        seen.add(i)
+    by_index = _by_index(facts)
     for i, argv in enumerate(actions):
         fact = by_index.get(i)
         if fact is None:
             reasons.append(f"action {i} ({' '.join(argv)}) has no fact")
         elif tuple(fact["argv"]) != tuple(argv):
             reasons.append(f"action {i}: recorded argv {fact['argv']} is not the declared {list(argv)}")
+    if scenario is not None and facts.get("case") not in (None, scenario.id):
+        reasons.append(f"facts.json is the receipt of case {facts['case']!r}, not {scenario.id!r}")
+    reasons += _seed_problems(facts.get("seed"), seed)
+    return reasons
+
+
+def _by_index(facts: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    out: dict[int, dict[str, Any]] = {}
+    for fact in facts["actions"]:
+        out.setdefault(fact["index"], fact)
+    return out
+
+
+def _seed_problems(recorded: dict[str, Any] | None, seed: Any) -> list[str]:
+    """The seed block must be the receipt of exactly the fixture's seed.json recipe."""
+    if seed is None:
+        return ["facts.json records a seed the fixture does not have"] if recorded is not None else []
+    if recorded is None:
+        return [f"facts.json has no seed receipt: {seed.source} was not executed by the runner"]
+    reasons = []
+    got = recorded["commands"]
+    if [c["index"] for c in got] != list(range(len(got))):
+        reasons.append(f"seed: command facts are indexed {[c['index'] for c in got]}, not 0..{len(got) - 1}")
+    for i, argv in enumerate(seed.commands):
+        fact = got[i] if i < len(got) else None
+        if fact is None:
+            reasons.append(f"seed: command {i} ({' '.join(argv)}) has no fact")
+        elif tuple(fact["argv"]) != tuple(argv):
+            reasons.append(f"seed: command {i}: recorded argv {fact['argv']} is not the recipe's {list(argv)}")
+        elif fact["exit_code"] != 0:
+            reasons.append(f"seed: command {i} ({' '.join(argv)}) exited {fact['exit_code']}: the fixture was not seeded")
+    if len(got) > len(seed.commands):
+        reasons.append(f"seed: {len(got) - len(seed.commands)} command fact(s) beyond the recipe's {len(seed.commands)}")
+    want = {f.path: f.sha256 for f in seed.files}
+    files = recorded["files"]
+    for path in sorted(set(files) - set(want)):
+        reasons.append(f"seed: a fact for file {path!r}, which {seed.source} does not list")
+    for path, digest in sorted(want.items()):
+        if path not in files:
+            reasons.append(f"seed: no fact for listed file {path!r}")
+        elif files[path] != digest:
+            state = "absent" if files[path] is None else f"sha256 {files[path][:12]}…"
+            reasons.append(f"seed: listed file {path!r} was {state} after seeding, not the recipe's {digest[:12]}…")
+    return reasons
+
+
+def grade(bundle: Bundle, scenario: Scenario | None) -> tuple[str, list[str], dict[str, bool]]:
+    """(status, reasons, per-assertion pass) with status pass | fail | not_applicable.
+
+    The reasons are the receipt's problems (`receipt_problems`) then each failing assertion's;
+    an assertion whose action has no valid fact fails too."""
+    actions = scenario.actions if scenario else ()
+    oracle = scenario.oracle if scenario else {}
+    reasons = receipt_problems(bundle, scenario)
+    facts = bundle.facts
+    if not actions and not oracle:
+        return ("fail" if reasons else "not_applicable"), reasons, {}
+    if facts is None or any(p.file == "facts.json" for p in bundle.problems):
+        return "fail", reasons, {name: False for name in oracle}
+    by_index = _by_index(facts)
     results: dict[str, bool] = {}
     for name, spec in sorted(oracle.items()):
         idx = spec["action"]

@@ -109,16 +109,20 @@ def skill_entry(cfg: Config, skill: Skill) -> Entry:
     return Entry(f"skill:{skill.name}", digest, (skill.name,), inputs)
 
 
-def scenario_entry(cfg: Config, scenario: content.Scenario, truth: content.TruthCase) -> Entry:
+def scenario_entry(cfg: Config, scenario: content.Scenario, truth: content.TruthCase | None) -> Entry:
+    """A scenario's digest: its record, its fixture tree (seed.json included) and, for a verdict
+    question, its ground-truth case (an oracle scenario has none)."""
     ev = cfg.evals_root
     fixture_rel = f"{ev}/{content.FIXTURES}/{scenario.fixture}"
     fixture_digest = tree_digest(fsio.repo_path(cfg.root, fixture_rel))
-    record = {"scenario": scenario.record, "fixture": fixture_digest, "truth": truth.record}
+    record = {"scenario": scenario.record, "fixture": fixture_digest}
     inputs = {
         f"{ev}/{content.SCENARIOS}#{scenario.id}": record_digest(SCENARIO_DOMAIN, scenario.record),
         fixture_rel: fixture_digest,
-        f"{ev}/{content.GROUND_TRUTH}#{truth.id}": record_digest(SCENARIO_DOMAIN, truth.record),
     }
+    if truth is not None:
+        record["truth"] = truth.record
+        inputs[f"{ev}/{content.GROUND_TRUTH}#{truth.id}"] = record_digest(SCENARIO_DOMAIN, truth.record)
     return Entry(f"scenario:{scenario.id}", record_digest(SCENARIO_DOMAIN, record), (scenario.skill,), inputs)
 
 
@@ -175,7 +179,7 @@ def compute(cfg: Config, skills: dict[str, Skill] | None = None) -> dict[str, En
         e = skill_entry(cfg, skills[name])
         entries[e.key] = e
     for sc in scenarios:
-        e = scenario_entry(cfg, sc, truth[sc.fixture])
+        e = scenario_entry(cfg, sc, truth.get(sc.fixture) if sc.verdict else None)
         entries[e.key] = e
     if names:
         for e in ((corpus_entry(cfg, names),) if has_corpus else ()) + (harness_entry(cfg, names),):

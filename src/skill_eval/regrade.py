@@ -78,7 +78,7 @@ class SlimGrade:
 
     __slots__ = ("_bundle", "_prefix", "kind", "item", "_meta", "_checks", "zero_tolerance")
     _META_KEYS = ("arm", "skill", "k", "run_id", "agent", "model", "scenario", "prompt_id", "kind", "scripted")
-    KEEP_REASONS = ("activation",)
+    KEEP_REASONS = ("activation", "oracle", "receipt:facts")  # the gates' messages quote these
     _bundle: str
     _prefix: str | None
 
@@ -129,7 +129,7 @@ class SlimGrade:
 
     # the queries the gates and text output make, answered from the compact tuples
     def failures(self) -> list[int | str]:
-        failed = [n for n, st, _ in self._checks if st == "fail"]
+        failed = [n for n, st, _ in self._checks if st == "fail" and ":" not in n]  # sub-checks: graders.is_sub_check
         return [*sorted(int(n) for n in failed if n.isdigit()), *sorted(n for n in failed if not n.isdigit())]
 
     def failed_dimensions(self) -> list[int]:

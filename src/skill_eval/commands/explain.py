@@ -45,8 +45,11 @@ TERMS: dict[str, str] = {
                "excuses only a missing bundle in the merge stage, and can only shrink. Stale evidence being re-recorded "
                "goes in evidence-rerecord.yaml (`skill-eval freshness --defer REASON`): bound to the current digest, "
                "expiring within 30 days, merge stage only, listed as pending in every summary.",
-    "subject": "an optional verdict-producing CLI your skills drive ([subject] in skill-eval.toml): its verdict ladder, "
-               "exit codes and report fields make dimensions 2 and 6 and the command/flag surface check possible.",
+    "subject": "an optional CLI your skills drive ([subject] in skill-eval.toml; only `name` is required). Its optional "
+               "verdict profile (verdict ladder, exit codes, report fields; `verdict_skills` to limit it to some skills) "
+               "makes dimensions 2 and 6 possible; without one, scenarios are category `oracle`, graded by their "
+               "command oracle over runner-recorded facts (`skill-eval registry` checks them). A `surface` reference "
+               "enables the command/flag check.",
     "tier": "how activation was observed: tier 1 the agent reported it (Claude Skill tool, Gemini activate_skill), "
             "tier 2 only reads of the installed skill files (Codex), manual otherwise.",
     "adopt": "`skill-eval init PATH` finds the repository's SKILL.md folders, writes a config for them (no subject, no "

@@ -35,7 +35,7 @@ def describe(g: Grade, stage: str) -> list[str]:
     lines = [f"{head} {g.bundle} ({g.kind or 'unknown kind'}: {g.item or '?'})"]
     for name, c in sorted(g.checks.items(), key=lambda kv: (not kv[0].isdigit(), kv[0])):
         label = f"dimension {name}" if name.isdigit() else name
-        lines.append(f"  {label}: {c.status}")
+        lines.append(f"  {label}: {c.status}" + (f" ({c.note})" if c.note else ""))
         for r in c.reasons:
             if c.status in ("fail", "not_judged") or name in ("4", "5"):
                 lines.append(f"    - {r}")

@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout if args.timeout is not None else cfg.agent.timeout_seconds, max_cost_usd=args.max_cost if args.max_cost is not None else cfg.agent.max_cost_usd,
         max_tokens=args.max_tokens if args.max_tokens is not None else cfg.agent.max_tokens,
         max_total_tokens=args.max_total_tokens if args.max_total_tokens is not None else cfg.agent.max_total_tokens,
-        no_auth=args.no_auth, aa=args.aa, real_subject=find_subject(cfg),
+        no_auth=args.no_auth, aa=args.aa, real_subject=find_subject(cfg) if cfg.has_subject else None,
         temperature=args.temperature, seed=args.seed,
     )
     if (args.temperature is not None or args.seed is not None) and (args.model_server or agent != "openai-compatible"):

@@ -38,9 +38,19 @@ DIMENSION_RULES = {
     6: (claims, "DIM6_RULES"),
 }
 ZERO_TOLERANCE_DEFAULT = (2, 6)
+VERDICT_ONLY = (2, 3, 6)  # dimensions that grade a verdict answer: not applicable to an oracle scenario
+RECEIPT = "receipt:facts"  # sub-check: facts.json is the runner's faithful receipt (integrity, every arm)
+ORACLE_PREFIX = "oracle:"  # sub-check per oracle assertion
 MERGE_GATING = ("1", "2", "3", "6", "oracle", "activation", "bundle")
 RELEASE_GATING = MERGE_GATING + ("4", "5")
 STAGES = ("merge", "release")
+
+
+def is_sub_check(name: str) -> bool:
+    """`oracle:<assertion>` and `receipt:facts` detail the `oracle` check: the gates read them
+    (pass^k per zero-tolerance assertion, bad-bundle receipts), but they are not failures of their
+    own — the `oracle` check already fails with every one of their reasons."""
+    return ":" in name
 
 
 @dataclass
@@ -48,6 +58,7 @@ class Check:
     name: str
     status: CheckStatus
     reasons: list[str] = field(default_factory=list)
+    note: str = ""  # why a check is not_applicable (never a silent pass)
 
     @property
     def failed(self) -> bool:
@@ -55,7 +66,10 @@ class Check:
 
     def to_json(self, stage: str = "merge") -> dict[str, Any]:
         ok = ("pass", "not_applicable", "not_judged") if stage == "merge" else ("pass", "not_applicable")
-        return {"status": self.status, "passed": self.status in ok, "reasons": list(self.reasons)}
+        out = {"status": self.status, "passed": self.status in ok, "reasons": list(self.reasons)}
+        if self.note:
+            out["note"] = self.note
+        return out
 
 
 @dataclass
@@ -68,9 +82,9 @@ class Grade:
     zero_tolerance: tuple[int, ...] = ZERO_TOLERANCE_DEFAULT
 
     def failures(self) -> list[int | str]:
-        """Every failed check: dimension numbers (sorted) then named checks (sorted)."""
+        """Every failed check: dimension numbers (sorted) then named checks (sorted); sub-checks excluded."""
         dims = sorted(int(n) for n, c in self.checks.items() if c.failed and n.isdigit())
-        named = sorted(n for n, c in self.checks.items() if c.failed and not n.isdigit())
+        named = sorted(n for n, c in self.checks.items() if c.failed and not n.isdigit() and not is_sub_check(n))
         return [*dims, *named]
 
     def failed_dimensions(self) -> list[int]:
@@ -187,16 +201,26 @@ def grade_bundle(path: Path, catalog: Catalog, *, loaded: bundle_mod.Bundle | No
     if kind == "trigger":
         checks["activation"] = Check("activation", "pass", trigger.activation(run))
     elif kind == "behavioral":
+        verdict = ctx.scenario is None or ctx.scenario.verdict
         for dim in (1, 2, 3, 6):
+            if not verdict and dim in VERDICT_ONLY:
+                checks[str(dim)] = Check(str(dim), "not_applicable", note=_not_applicable(catalog.cfg, ctx.scenario))
+                continue
             module, _ = DIMENSION_RULES[dim]
             checks[str(dim)] = Check(str(dim), "pass", _apply(module, _rules(dim), run))
         version = catalog.rubric.version if catalog.rubric else None
         for dim in judged.JUDGED:
             status, reasons = judged.replay(b.judgments, version, dim)
             checks[str(dim)] = Check(str(dim), status, reasons)
-        status, reasons, _ = oracles.grade(b, ctx.scenario)
+        status, reasons, results = oracles.grade(b, ctx.scenario)
         if status != "not_applicable" or reasons:
             checks["oracle"] = Check("oracle", status, reasons)
+            checks[RECEIPT] = Check(RECEIPT, "pass", oracles.receipt_problems(b, ctx.scenario))
+            for name, held in sorted(results.items()):
+                why = [r for r in reasons if r.startswith(f"assertion {name!r}")]
+                checks[ORACLE_PREFIX + name] = Check(ORACLE_PREFIX + name, "pass" if held else "fail", why)
+            if ctx.scenario is not None:
+                zero = tuple(zero) + tuple(ORACLE_PREFIX + n for n in ctx.scenario.zero_tolerance_assertions)
     checks["bundle"] = Check("bundle", "pass", [])
     if b.meta is not None and b.meta.get("status") != "complete":
         # A run cut off by a budget or an error is explicit incomplete evidence, never a pass.
@@ -220,7 +244,8 @@ def _attach_problems(b: bundle_mod.Bundle, ctx: Context, checks: dict[str, Check
         if p.file == "facts.json":
             continue  # oracles.grade reports facts.json problems itself
         poisons = bundle_mod.FILE_CHECKS.get(p.file.split("/", 1)[0], ("bundle",))
-        targets = list(checks) if "*" in poisons else [n for n in poisons if n in checks]
+        applicable = [n for n, c in checks.items() if not c.note and not is_sub_check(n)]
+        targets = applicable if "*" in poisons else [n for n in poisons if n in applicable]
         for name in targets or ["bundle"]:
             checks[name].reasons.append(str(p))
             if name in ("4", "5"):
@@ -229,6 +254,16 @@ def _attach_problems(b: bundle_mod.Bundle, ctx: Context, checks: dict[str, Check
         for c in checks.values():
             c.reasons.append(problem)
             c.status = "fail"
+
+
+def _not_applicable(cfg: Config, sc: Any) -> str:
+    if not cfg.subject.has_verdicts:
+        why = "the subject declares no verdict profile"
+    elif not cfg.subject.verdict_skill(sc.skill):
+        why = f"skill {sc.skill!r} is not in subject.verdict_skills"
+    else:
+        why = "it is a category oracle scenario"
+    return f"scenario {sc.id!r} asks no verdict question ({why}): it is graded by its command oracle"
 
 
 def _meta_summary(meta: dict[str, Any]) -> dict[str, Any]:

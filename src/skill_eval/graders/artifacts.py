@@ -115,6 +115,7 @@ class Artifact:
     suppression_flags: tuple[str, ...] = ()
     diagnostic_flags: tuple[str, ...] = ()  # forced comparison of inputs the tool calls not comparable
     scoping: dict[str, tuple[str, ...]] = field(default_factory=dict)  # flag -> raw values as given
+    is_subject_call: bool = False  # argv[0] names the subject (a verdict-free subject's workflow is any such call)
 
     @property
     def number(self) -> int:
@@ -215,7 +216,8 @@ def read_artifact(bundle: Bundle, call: Call, subject: SubjectProfile, coverage_
     name_ok = bool(argv) and posixpath.basename(argv[0]) == subject.name
     sub = subcommand(argv) if name_ok else None
     is_cmd = name_ok and sub in subject.evidence_commands and not any(has_flag(argv, f) for f in NON_EXECUTING)
-    art = Artifact(call=call, is_evidence_command=is_cmd, executed=False, outcome=None, verdict=None)
+    art = Artifact(call=call, is_evidence_command=is_cmd, executed=False, outcome=None, verdict=None,
+                   is_subject_call=name_ok)
     art.suppression_flags = tuple(f for f in subject.suppression_flags if has_flag(argv, f))
     art.diagnostic_flags = tuple(f for f in subject.diagnostic_flags if has_flag(argv, f))
     art.scoping = {f: tuple(flag_values(argv, f)) for f in subject.scoping_flags if has_flag(argv, f)}

@@ -15,7 +15,7 @@ killed, unfinished or unrecorded-input call proves nothing about what was run.
 
 from __future__ import annotations
 
-from skill_eval.graders.artifacts import call_problems, has_flag, subcommand
+from skill_eval.graders.artifacts import NON_EXECUTING, call_problems, has_flag, subcommand
 from skill_eval.graders.context import Run, call_scope, declared_scope, scope_matches
 
 # Arms whose agent is offered the skill through progressive disclosure, so tier-1
@@ -52,13 +52,16 @@ def d1_activation(run: Run) -> list[str]:
 
 def d1_invocation_class(run: Run) -> list[str]:
     sc = run.ctx.scenario
-    if sc is None:
-        return []
+    if sc is None or (not sc.verdict and not sc.invocation_class):
+        return []  # an oracle scenario without a class: dimension 1 is the activation half alone
     cls = run.ctx.subject.invocation_classes.get(sc.invocation_class)
     if cls is None:
         return [f"invocation class {sc.invocation_class!r} is not in the subject profile"]
     scope = declared_scope(run.ctx)
-    evidence_calls = [a for a in run.artifacts.values() if a.is_evidence_command]
+    if sc.verdict:
+        evidence_calls = [a for a in run.artifacts.values() if a.is_evidence_command]
+    else:  # a verdict-free subject has no evidence commands: any completed call of the subject shows the workflow
+        evidence_calls = [a for a in run.artifacts.values() if a.is_subject_call and not _non_executing(a.call.argv)]
     candidates = [a for a in evidence_calls if not call_problems(a.call)]
     if not candidates:
         first = "; ".join(p for a in evidence_calls for p in call_problems(a.call)[:1])
@@ -84,6 +87,10 @@ def d1_invocation_class(run: Run) -> list[str]:
             return []
         misses.append(f"call {art.number}: " + "; ".join(why))
     return [f"no call matches invocation class {cls.name!r}: " + " | ".join(misses)]
+
+
+def _non_executing(argv: tuple[str, ...]) -> bool:
+    return any(has_flag(argv, f) for f in NON_EXECUTING)
 
 
 def d3_calls_recorded(run: Run) -> list[str]:

@@ -301,9 +301,11 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
     fixture = f"{cfg.evals_root}/fixtures/{item.scenario.fixture}" if item.scenario else None
     parent = opts.sandbox_parent or isolation.default_parent()
     level = isolation.level()
-    box = Sandbox.create(parent, recorder, fixture, profile=cfg.subject, real=opts.real_subject,
-                         setup=item.scenario.setup if item.scenario else (), timeout=opts.timeout,
-                         client_python=isolation.client_python(level), deny=isolation.hidden_roots(cfg.root, parent))
+    box = Sandbox.create(parent, recorder, fixture, profile=cfg.subject if cfg.has_subject else None,
+                         real=opts.real_subject, setup=item.scenario.setup if item.scenario else (), timeout=opts.timeout,
+                         client_python=isolation.client_python(level), deny=isolation.hidden_roots(cfg.root, parent),
+                         seed=item.scenario.seed if item.scenario else None,
+                         case=item.scenario.id if item.scenario else None)
     server = None
     try:
         base_url = opts.base_url
@@ -372,7 +374,8 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         calls = box.calls()
         scrub_captured(scrubber, calls, box.record)  # abicheck prints the absolute paths it compared
         sandbox_block = box.finish()
-        facts = box.run_actions(item.scenario.actions, watch=watch_paths(item.scenario)) if item.scenario and item.scenario.actions else None
+        sc = item.scenario  # facts.json receipts the actions and/or the fixture's seed recipe
+        facts = box.run_actions(sc.actions, watch=watch_paths(sc)) if sc is not None and (sc.actions or sc.seed) else None
         parsed = claim.extract(nr.final_text, cfg.subject)
         meta: dict[str, Any] = {
             "schema_version": FORMATS["meta"], "kind": item.kind, "arm": item.arm, "run_id": item.run_id, "k": item.k,

@@ -84,7 +84,8 @@ def build(
     prompts = list(chosen.prompts) if include_trigger and arm == "skill-agent" else []
     if ids:
         all_scenarios = {s.id: s for s in content.load_scenarios(cfg)}
-        all_prompts = {p.id: p for p in content.load_trigger_corpus(cfg)}
+        has_corpus = content.present(cfg, content.TRIGGER_CORPUS)  # a host may have scenarios and no corpus
+        all_prompts = {p.id: p for p in content.load_trigger_corpus(cfg)} if has_corpus else {}
         unknown = [i for i in ids if i not in all_scenarios and i not in all_prompts]
         if unknown:
             raise ConfigError(f"unknown scenario or prompt id(s): {', '.join(unknown)}")

@@ -204,6 +204,8 @@ class Sandbox:
     initial: TreeState | None = None
     final: TreeState | None = None
     recorder: Recorder | None = None
+    case: str | None = None  # the scenario id (= the sandbox name), recorded in facts.json
+    seed_facts: dict[str, Any] | None = None  # what run_seed recorded (facts.json `seed`)
 
     @property
     def work(self) -> Path:
@@ -243,13 +245,16 @@ class Sandbox:
     def create(cls, parent: Path, recorder: InputRecorder, fixture: str | Path | None, *, profile: Any = None,
                real: Path | None = None, setup: Sequence[Sequence[str]] = (), passthrough: Iterable[str] = (),
                base_path: str | None = None, timeout: float = DEFAULT_TIMEOUT,
-               client_python: str | None = None, deny: Sequence[Path] = ()) -> Sandbox:
+               client_python: str | None = None, deny: Sequence[Path] = (), seed: Any = None,
+               case: str | None = None) -> Sandbox:
         """Copy the fixture, run setup, isolate home and caches, install the shim, take the before state.
 
         profile/real: the subject profile and the absolute path of the real tool; without them no
         shim is installed (trigger runs need none). passthrough: variable names copied from this
         process's environment into the sandbox's (e.g. what an adapter needs; credentials among
         them are redacted later). base_path: the PATH behind the shim (default: this process's).
+        seed: the fixture's registry.Seed (seed.json), run after the copy and before setup; case: the
+        scenario id, which names the sandbox in facts.json.
         """
         parent = Path(parent)
         parent.mkdir(parents=True, exist_ok=True)
@@ -259,7 +264,7 @@ class Sandbox:
         root.chmod(0o711)
         try:
             return cls._build(root, recorder, fixture, profile, real, setup, passthrough, base_path, timeout,
-                              client_python, deny)
+                              client_python, deny, seed, case)
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
             raise
@@ -267,7 +272,8 @@ class Sandbox:
     @classmethod
     def _build(cls, root: Path, recorder: InputRecorder, fixture: str | Path | None, profile: Any, real: Path | None,
                setup: Sequence[Sequence[str]], passthrough: Iterable[str], base_path: str | None,
-               timeout: float, client_python: str | None = None, deny: Sequence[Path] = ()) -> Sandbox:
+               timeout: float, client_python: str | None = None, deny: Sequence[Path] = (), seed: Any = None,
+               case: str | None = None) -> Sandbox:
         work = root / "work"
         work.mkdir()
         if fixture is not None:  # trigger runs start from an empty working directory
@@ -277,6 +283,8 @@ class Sandbox:
             except (SkillEvalError, ValueError) as exc:
                 raise SandboxError(f"fixture {fixture_rel} cannot be copied: {exc}") from None
             source = recorder.root / fixture_rel
+            if seed is not None:  # the recipe is the runner's, not part of the agent's work tree
+                tree.pop("seed.json", None)
             for rel, data in tree.items():
                 mode = (source / rel).stat().st_mode
                 _write_file(work / rel, data, executable=bool(mode & 0o100))
@@ -291,7 +299,9 @@ class Sandbox:
         base.update({k: os.environ[k] for k in passthrough if k in os.environ})
         runner_env = {**base, "PATH": path}
         box = cls(root=root, subject=getattr(profile, "name", ""), real=Path(real) if real else None,
-                  env=dict(runner_env), runner_env=runner_env)
+                  env=dict(runner_env), runner_env=runner_env, case=case)
+        if seed is not None:
+            box.run_seed(seed, timeout)
         for i, argv in enumerate(setup):
             code, _out, err = box._exec(list(argv), runner_env, timeout)
             if code != 0:
@@ -316,9 +326,30 @@ class Sandbox:
     @classmethod
     def for_scenario(cls, parent: Path, cfg: Any, recorder: InputRecorder, scenario: Any, real: Path | None,
                      **kw: Any) -> Sandbox:
-        """The sandbox of one behavioural scenario: its fixture case, its setup, the config's subject."""
+        """The sandbox of one behavioural scenario: its fixture case and seed, its setup, the config's subject."""
         fixture = f"{cfg.evals_root}/fixtures/{scenario.fixture}"
-        return cls.create(parent, recorder, fixture, profile=cfg.subject, real=real, setup=scenario.setup, **kw)
+        profile = cfg.subject if getattr(cfg, "has_subject", True) else None  # no [subject]: no shim
+        return cls.create(parent, recorder, fixture, profile=profile, real=real, setup=scenario.setup,
+                          seed=getattr(scenario, "seed", None), case=getattr(scenario, "id", None), **kw)
+
+    def run_seed(self, seed: Any, timeout: float = DEFAULT_TIMEOUT) -> None:
+        """Execute the fixture's seed.json recipe (runner-side, before setup and the agent) and record it.
+
+        A failing command is an infrastructure error (SandboxError: the run is incomplete, never
+        graded). The facts (argv, exit code, stream digests, each listed file's digest as the
+        sandbox now holds it, the tree digest) go to facts.json `seed`, which the oracle grader
+        matches one-to-one against the recipe."""
+        commands = []
+        for i, argv in enumerate(seed.commands):
+            code, out, err = self._exec(list(argv), self.runner_env, timeout)
+            commands.append({"index": i, "argv": list(argv), "exit_code": code, "stdout_sha256": hashing.sha256_bytes(out),
+                             "stderr_sha256": hashing.sha256_bytes(err)})
+            if code != 0:
+                tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+                raise SandboxError(f"seed command {i} {list(argv)} exited {code}: {tail[0][:200]}")
+        state = self.tree()
+        files = {f.path: (state.files[f.path][1] if f.path in state.files else None) for f in seed.files}
+        self.seed_facts = {"commands": commands, "files": files, "tree_after": state.digest}
 
     # -- running commands ------------------------------------------------------------------
     def _exec(self, argv: list[str], env: Mapping[str, str], timeout: float) -> tuple[int, bytes, bytes]:
@@ -381,7 +412,12 @@ class Sandbox:
                 changed_paths=changed_paths(self.initial, after), validation=_validation(out), files=files,
             ).to_dict())
             streams.append((out, err))
-        return ActionResult({"schema_version": 1, "actions": facts}, blobs, streams)
+        head: dict[str, Any] = {"schema_version": 1}
+        if self.case is not None:
+            head["case"] = self.case
+        if self.seed_facts is not None:
+            head["seed"] = self.seed_facts
+        return ActionResult({**head, "actions": facts}, blobs, streams)
 
     def stop_recording(self) -> list[str]:
         """Close the recorder (after the agent is gone); returns its recording failures."""

@@ -41,7 +41,7 @@ def arm_summary(records: Sequence[RunRecord], settings: stats.Settings, k: int) 
     scored = [r for r in records if r.scored]
     dims: dict[str, dict[str, Any]] = {}
     for d in DIMENSIONS:
-        statuses = [r.checks[d] for r in scored if d in r.checks]
+        statuses = [r.checks[d] for r in scored if r.checks.get(d, "not_applicable") != "not_applicable"]
         judged = [s for s in statuses if s in ("pass", "fail")]
         if statuses:
             passed = sum(1 for s in judged if s == "pass")
@@ -52,7 +52,8 @@ def arm_summary(records: Sequence[RunRecord], settings: stats.Settings, k: int) 
         by_scn[r.item].append(r)
     pass_k = {}
     for d in PASS_K_DIMS:
-        full = [runs for runs in by_scn.values() if len(runs) >= k and all(d in x.checks for x in runs)]
+        full = [runs for runs in by_scn.values()
+                if len(runs) >= k and all(x.checks.get(d, "not_applicable") != "not_applicable" for x in runs)]
         if full:
             ok = sum(1 for runs in full if all(x.checks[d] == "pass" for x in runs))
             pass_k[d] = {"k": k, "passed": ok, "scenarios": len(full), "rate": _r(ok / len(full)),
