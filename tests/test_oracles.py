@@ -247,3 +247,10 @@ def test_a_seed_only_scenario_still_needs_its_receipt(host, tmp_path):
     path = bundle(cfg, tmp_path, sc.id, [], None, final="done\n", blobs=[HELLO])
     assert oracles.grade(bundle_mod.load(path), sc)[1] == [
         "facts.json is missing: the scenario's seed recipe (evals/fixtures/notes-add-local/seed.json) was not executed by the runner"]
+
+
+def test_a_seeded_case_is_named_not_expressible_in_harbor(host):
+    from skill_eval import harbor
+
+    why = harbor.why_not(host[1].scenarios["notes-add-local"])
+    assert why == "its fixture seed recipe (evals/fixtures/notes-add-local/seed.json) has no Harbor form yet"
