@@ -247,3 +247,43 @@ def test_a_seed_only_scenario_still_needs_its_receipt(host, tmp_path):
     path = bundle(cfg, tmp_path, sc.id, [], None, final="done\n", blobs=[HELLO])
     assert oracles.grade(bundle_mod.load(path), sc)[1] == [
         "facts.json is missing: the scenario's seed recipe (evals/fixtures/notes-add-local/seed.json) was not executed by the runner"]
+
+
+def test_a_seeded_case_is_named_not_expressible_in_harbor(host):
+    from skill_eval import harbor
+
+    why = harbor.why_not(host[1].scenarios["notes-add-local"])
+    assert why == "its fixture seed recipe (evals/fixtures/notes-add-local/seed.json) has no Harbor form yet"
+
+
+def test_an_oracle_case_of_a_verdict_skill_skips_only_the_verdict_dimensions(tmp_path):
+    """verdict_skills keeps 2/3/6 for the skill's A/B cases; its category-oracle case is graded by the oracle."""
+    import json
+
+    import yaml
+    from test_graders_helpers import SCENARIOS, make_repo
+
+    from skill_eval import config
+
+    cfg = make_repo(tmp_path)
+    fx = cfg.evals_dir / "fixtures" / "notes-oracle"
+    fx.mkdir()
+    (fx / "NOTES.md").write_text("# Notes\n")
+    (fx / "seed.json").write_text(json.dumps({"schema_version": 1, "commands": [["git", "init", "-q"]]}))
+    rec = {"id": "notes-oracle", "skill": "abi-compat-review", "category": "oracle", "status": "ready", "prompt": "p",
+           "actions": [["git", "status", "--porcelain"]],
+           "oracle": {"tree-clean": {"predicate": "git-worktree-clean", "action": 0}}}
+    (cfg.evals_dir / "scenarios.yaml").write_text(yaml.safe_dump({"schema_version": 1, "scenarios": [*SCENARIOS, rec]}))
+    cfg = config.load(cfg.root)
+    facts = {"schema_version": 1, "case": "notes-oracle", "actions": [fact(0, ["git", "status", "--porcelain"])],
+             "seed": {"commands": [{"index": 0, "argv": ["git", "init", "-q"], "exit_code": 0, "stdout_sha256": H,
+                                    "stderr_sha256": H}], "files": {}, "tree_after": H}}
+    path = bundle(cfg, tmp_path, "notes-oracle", [], None, final="done\n", facts=facts, meta=meta("notes-oracle"))
+    g = grade(cfg, path)
+    assert g.failures() == [] and g.checks["oracle"].status == "pass"
+    assert {d: g.checks[d].status for d in "1236"} == {"1": "pass", "2": "not_applicable", "3": "not_applicable",
+                                                        "6": "not_applicable"}
+    assert "it is a category oracle scenario" in g.checks["6"].note
+    # the same skill's verdict questions keep every dimension
+    g = grade(cfg, bundle(cfg, tmp_path, "breaking", [compare("BREAKING")], claim("BREAKING"), name="v"))
+    assert all(g.checks[d].status == "pass" for d in "1236"), g.failures()

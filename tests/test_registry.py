@@ -188,6 +188,8 @@ def test_every_assertion_maps_to_a_supported_predicate_and_a_real_action(tmp_pat
 
 
 def test_a_verdict_question_needs_a_verdict_skill(tmp_path):
+    from test_graders_helpers import truth_case
+
     recs = scenarios()
     recs[0].update(category="A", fixture="notes-add-committed", invocation_class="x")
     recs[0].pop("oracle")
@@ -195,8 +197,14 @@ def test_a_verdict_question_needs_a_verdict_skill(tmp_path):
     cfg = make_host(tmp_path, records=recs)
     with pytest.raises(SkillEvalError) as info:
         load(cfg)
-    # the verdict-free host has no ground truth: an A scenario cannot resolve its fixture
-    assert "no ground-truth case" in info.value.message
+    assert "no ground-truth case" in info.value.message  # a verdict-free host has no ground truth at all
+    (cfg.evals_dir / "ground_truth.json").write_text(json.dumps(
+        {"schema_version": 1, "subject": "notes-tool", "cases": {"notes-add-committed": truth_case(None, 0)}}))
+    one_error(cfg, "invocation_class 'x' is not in subject.invocation_classes", "scenarios.0.invocation_class")
+    cfg = make_host(tmp_path / "b", toml=TOML + '\n[subject.invocation_classes.x]\ncommand = "add"\n', records=recs)
+    (cfg.evals_dir / "ground_truth.json").write_text(json.dumps(
+        {"schema_version": 1, "subject": "notes-tool", "cases": {"notes-add-committed": truth_case(None, 0)}}))
+    one_error(cfg, "category A is a verdict question, but the subject declares no verdict profile", "scenarios.0.category")
 
 
 def test_skill_eval_registry_lists_every_problem(tmp_path, capsys):

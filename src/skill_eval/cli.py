@@ -58,14 +58,14 @@ COMMANDS: dict[str, CommandInfo] = {
     "scorecard": CommandInfo("skill_eval.commands.scorecard", "write scorecard.json / .md / .html: lift with CIs, activation, dimensions, pass^k, cost, audit"),
     "import": CommandInfo("skill_eval.commands.import_cmd", "import skill-creator evals (evals/evals.json + trigger-eval set) into the trigger corpus and draft scenarios"),
     "export": CommandInfo("skill_eval.commands.export_cmd", "export scenarios as Harbor tasks (harbor) or staged imports back to skill-creator's evals.json (evals-json)"),
-    "explain": CommandInfo("skill_eval.commands.explain", "explain a term: L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, evidence, pending, subject, tier, k, adopt"),
+    "explain": CommandInfo("skill_eval.commands.explain", "explain a term: L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, evidence, pending, subject, tier, k, adopt, oracle"),
     "release": CommandInfo("skill_eval.commands.release", "release evaluation: stage (sealed, stops for a human worksheet), resume (report), verify (signatures)"),
     "judge": CommandInfo("skill_eval.commands.judge", "judge dimensions 4/5 of behavioural bundles with a (blinded) judge model; appends to judgments.json"),
 }
 
 # = skill_eval.commands.explain.epilog() (a test keeps them equal); literal so `--help` imports no command module
 EPILOG = ("terms (`skill-eval explain TERM` for more): L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, "
-          "evidence, pending, subject, tier, adopt, k")
+          "evidence, pending, subject, tier, adopt, k, oracle")
 DESCRIPTION = ("Prove with re-runnable evidence that Agent Skills work. "
                "Exit codes: 0 ok, 1 a check failed, 2 usage, configuration or bad input, 3 internal error.")
 

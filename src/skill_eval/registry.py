@@ -27,6 +27,7 @@ SEED = "seed.json"
 FIXTURES = "fixtures"
 ORACLE = "oracle"  # the verdict-free scenario category
 SEED_PROGRAMS = ("git",)  # besides the subject tool: the only programs a seed recipe may run
+ROLE_OF = {"decoys": "decoy", "provenance": "provenance"}  # [evals.modes.*].require -> seed.json file role
 
 
 @dataclass(frozen=True)
@@ -107,9 +108,8 @@ def record_problems(cfg: Config, rec: dict[str, Any], where: str, path: Path, se
     """Registry rules for one schema-valid scenario record (its fixture directory exists)."""
     sid, out = rec["id"], []
 
-    def bad(message: str, field: str, fix: str, source: object = path) -> None:
-        out.append(ConfigError(f"{sid}: {message}", source=source, field=f"{where}.{field}" if source is path else field,
-                               fix=fix))
+    def bad(message: str, field: str, fix: str) -> None:
+        out.append(ConfigError(f"{sid}: {message}", source=path, field=f"{where}.{field}", fix=fix))
 
     category = rec["category"]
     if category != ORACLE and not cfg.subject.verdict_skill(rec["skill"]):
@@ -133,10 +133,11 @@ def record_problems(cfg: Config, rec: dict[str, Any], where: str, path: Path, se
         bad(f"fixture {rec.get('fixture', sid)!r} has no {SEED}", "fixture",
             f"add {FIXTURES}/{rec.get('fixture', sid)}/{SEED} (schemas/seed.schema.json), starting with git init")
     if seed is not None:
-        for role in sorted(need):
-            if role.rstrip("s") not in seed.roles():
-                bad(f"mode {mode!r} needs {role} but {seed.source} lists no {role.rstrip('s')} file", "mode",
-                    f"list the fixture's {role} bytes in {seed.source} `files` with role {role.rstrip('s')!r}")
+        for need_key in sorted(need):
+            role = ROLE_OF[need_key]
+            if role not in seed.roles():
+                bad(f"mode {mode!r} needs {need_key} but {seed.source} lists no {role} file", "mode",
+                    f"list the fixture's {need_key} bytes in {seed.source} `files` with role {role!r}")
         init = cfg.modes[mode].init if mode in cfg.modes else None
         if init is not None and sum(c == init for c in seed.commands[1:]) != 1:
             bad(f"{seed.source} does not run mode {mode!r}'s init command {list(init)} exactly once after git init",

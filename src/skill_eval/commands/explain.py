@@ -12,7 +12,7 @@ from skill_eval.errors import SkillEvalError
 from skill_eval.output import emit
 
 NAME = "explain"
-HELP = "explain a term: L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, evidence, pending, subject, tier, k, adopt"
+HELP = "explain a term: L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, evidence, pending, subject, tier, k, adopt, oracle"
 
 TERMS: dict[str, str] = {
     "L0": "structural check (`check-skills`): Agent Skills frontmatter rules, every link and named path resolves "
@@ -56,6 +56,12 @@ TERMS: dict[str, str] = {
              "published copy unless one exists), nox/Make/pre-commit entries on the real paths and the pack; `pr` then "
              "runs only the checks that apply and names how to turn on each of the others.",
     "k": "runs per (scenario, arm) (default 3); zero-tolerance dimensions use pass^k: every run must pass.",
+    "oracle": "a scenario's command oracle: `actions` the runner executes after the agent (after the fixture's "
+              "seed.json recipe and `setup` before it), and assertions over the facts it records (facts.json): "
+              "command-exit-zero, validation-pass, git-worktree-clean, git-managed-paths-only, file-contains. A "
+              "category `oracle` scenario is graded by it alone (no verdict: dimensions 2, 3 and 6 do not apply). A "
+              "receipt that does not match the declared actions or seed fails the bundle; a `zero_tolerance` "
+              "assertion must hold in all k runs; others are baseline-gated as the `oracle` rate.",
 }
 
 
