@@ -47,7 +47,7 @@ def why_not(sc: Scenario) -> str | None:
     bad = sorted({spec["predicate"] for spec in sc.oracle.values()} - SHELL_PREDICATES)
     if bad:
         return f"predicate(s) {', '.join(bad)} have no shell form in a Harbor verifier"
-    if getattr(sc, "seed", None) is not None:
+    if sc.seed is not None:
         # The task image makes its own baseline commit; a seed recipe (uncommitted decoys, its own
         # history) would be flattened by it, so the task would not start from the case's state.
         return f"its fixture seed recipe ({sc.seed.source}) has no Harbor form yet"

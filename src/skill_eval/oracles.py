@@ -94,7 +94,7 @@ def receipt_problems(bundle: Bundle, scenario: Scenario | None) -> list[str]:
             return [f"facts.json records {len(facts['actions'])} action(s) but the scenario declares none"]
         return _seed_problems(facts.get("seed"), None) if facts is not None else []
     if facts is None:
-        what = "actions were" if actions or oracle else f"seed recipe ({seed.source}) was"
+        what = "actions were" if actions or oracle or seed is None else f"seed recipe ({seed.source}) was"
         return [f"facts.json is missing: the scenario's {what} not executed by the runner"]
     reasons: list[str] = []
     seen: set[int] = set()
@@ -158,7 +158,7 @@ def _seed_problems(recorded: dict[str, Any] | None, seed: Any) -> list[str]:
     return reasons
 
 
-def grade(bundle: Bundle, scenario: Scenario | None) -> tuple[str, list[str], dict[str, bool]]:
+def grade(bundle: Bundle, scenario: Scenario | None) -> tuple[CheckStatus, list[str], dict[str, bool]]:
     """(status, reasons, per-assertion pass) with status pass | fail | not_applicable.
 
     The reasons are the receipt's problems (`receipt_problems`) then each failing assertion's;

@@ -66,7 +66,7 @@ class Check:
 
     def to_json(self, stage: str = "merge") -> dict[str, Any]:
         ok = ("pass", "not_applicable", "not_judged") if stage == "merge" else ("pass", "not_applicable")
-        out = {"status": self.status, "passed": self.status in ok, "reasons": list(self.reasons)}
+        out: dict[str, Any] = {"status": self.status, "passed": self.status in ok, "reasons": list(self.reasons)}
         if self.note:
             out["note"] = self.note
         return out
@@ -79,7 +79,7 @@ class Grade:
     item: str | None
     meta: dict[str, Any]
     checks: dict[str, Check]
-    zero_tolerance: tuple[int, ...] = ZERO_TOLERANCE_DEFAULT
+    zero_tolerance: tuple[int | str, ...] = ZERO_TOLERANCE_DEFAULT  # dims, then `oracle:<name>` assertions
 
     def failures(self) -> list[int | str]:
         """Every failed check: dimension numbers (sorted) then named checks (sorted); sub-checks excluded."""
@@ -193,7 +193,7 @@ def grade_bundle(path: Path, catalog: Catalog, *, loaded: bundle_mod.Bundle | No
     b = loaded if loaded is not None else bundle_mod.load(Path(path), max_bytes=catalog.cfg.max_bundle_file_bytes)
     ctx = catalog.context_for(b.meta, Path(path))
     meta = b.meta or {}
-    zero = catalog.rubric.zero_tolerance if catalog.rubric else ZERO_TOLERANCE_DEFAULT
+    zero: tuple[int | str, ...] = tuple(catalog.rubric.zero_tolerance if catalog.rubric else ZERO_TOLERANCE_DEFAULT)
     kind = b.kind
     item = meta.get("scenario") if kind == "behavioral" else meta.get("prompt_id")
     run = build_run(b, ctx)
@@ -220,12 +220,12 @@ def grade_bundle(path: Path, catalog: Catalog, *, loaded: bundle_mod.Bundle | No
                 why = [r for r in reasons if r.startswith(f"assertion {name!r}")]
                 checks[ORACLE_PREFIX + name] = Check(ORACLE_PREFIX + name, "pass" if held else "fail", why)
             if ctx.scenario is not None:
-                zero = tuple(zero) + tuple(ORACLE_PREFIX + n for n in ctx.scenario.zero_tolerance_assertions)
+                zero = zero + tuple(ORACLE_PREFIX + n for n in ctx.scenario.zero_tolerance_assertions)
     checks["bundle"] = Check("bundle", "pass", [])
     if b.meta is not None and b.meta.get("status") != "complete":
         # A run cut off by a budget or an error is explicit incomplete evidence, never a pass.
-        why = b.meta.get("status_reason") or "no reason recorded"
-        checks["bundle"].reasons.append(f"meta.json status is {b.meta.get('status')!r} ({why}): the run did not complete")
+        status_why = b.meta.get("status_reason") or "no reason recorded"
+        checks["bundle"].reasons.append(f"meta.json status is {b.meta.get('status')!r} ({status_why}): the run did not complete")
     elif kind == "behavioral" and run.run_errors():
         # The runner marks any run_error in a behavioural run as status "error": a "complete" bundle holding
         # one is inconsistent. (A trigger run the runner itself stopped on activation ends in an
