@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (0, "core", ("__init__", "errors", "vocab", "fastschema", "strict", "formats", "outcomes", "fsio", "hashing",
                  "schemas", "output", "stats", "isolation")),
     (1, "content", ("config", "content", "skills", "generate", "inputs", "rerecord", "evals_json", "harbor", "claim",
-                    "bundle", "judge", "pack", "selection", "freshness", "oracles")),
+                    "bundle", "judge", "pack", "selection", "freshness", "oracles", "registry")),
     (2, "grading", ("graders.*", "gates", "baselines", "golden", "regrade", "evidence", "checks.*")),
     (2, "harness", ("shim", "adapters.*", "modelserver.*", "runner.*")),
     (3, "flows", ("scorecard.*", "release.*", "localmodel", "localrun", "localcorpus")),
