@@ -305,7 +305,7 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
                          real=opts.real_subject, setup=item.scenario.setup if item.scenario else (), timeout=opts.timeout,
                          client_python=isolation.client_python(level), deny=isolation.hidden_roots(cfg.root, parent),
                          seed=item.scenario.seed if item.scenario else None,
-                         case=item.scenario.id if item.scenario else None)
+                         case=item.scenario.id if item.scenario else None, level=level)
     server = None
     try:
         base_url = opts.base_url

@@ -127,9 +127,10 @@ def _under(path: Path, roots: Iterable[Path]) -> bool:
     return any(path == r or r in path.parents for r in roots)
 
 
-def bwrap_argv(view: View) -> list[str]:
+def bwrap_argv(view: View, *, network: bool = True) -> list[str]:
     exe = shutil.which("bwrap") or "bwrap"
     argv = [exe, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+            *([] if network else ["--unshare-net"]),
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]  # noqa: S108 - a private /tmp
     for h in view.hidden:
         if h.is_dir() and h != Path("/"):
@@ -142,6 +143,44 @@ def bwrap_argv(view: View) -> list[str]:
     for w in view.writable:
         argv += ["--bind", str(w), str(w)]
     return [*argv, "--chdir", str(view.cwd), "--"]
+
+
+@dataclass(frozen=True)
+class ToolJail:
+    """Where the runner's own tool processes run: the subject behind the recorder, seed/setup/action
+    commands and the git digests of facts.json.
+
+    They run outside the agent's sandbox on trees the agent wrote, so everything they read is the
+    adversary's: a `.git/config` or `~/.gitconfig` naming a `core.fsmonitor` hook, a clean filter or
+    a pager, a tool config naming a template. Run as the runner, any of those would execute the
+    agent's code outside its sandbox, where it could rewrite the record store. In the jail (bwrap,
+    no network) the whole filesystem is read-only, the repository, the runner's home and every
+    sandbox (record stores included) are hidden, and only the work tree, the sandbox home/tmp and a
+    call's own output directory are writable: a planted hook runs, but with no more reach than the
+    agent had. Without bubblewrap (isolation uid/none) the prefix is empty; those levels already
+    make the bundle unisolated evidence (never a release pass).
+    """
+
+    view: View | None
+
+    def argv(self, cwd: Path | str, extra_writable: Iterable[Path | str] = ()) -> list[str]:
+        if self.view is None:
+            return []
+        writable = (*self.view.writable, *(Path(p) for p in extra_writable))
+        return bwrap_argv(View(writable, self.view.readonly, self.view.hidden, Path(cwd)), network=False)
+
+
+def tool_jail(level_name: str, hidden: Sequence[Path], writable: Sequence[Path],
+              readonly: Iterable[Path] = ()) -> ToolJail:
+    """The jail for one sandbox's runner-side tools (see ToolJail); empty below the bwrap level.
+
+    readonly: trees the tools need that a hidden tree may cover (the subject's installation)."""
+    if level_name != "bwrap":
+        return ToolJail(None)
+    package = Path(__file__).resolve().parents[1]
+    exposed = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), package, *(Path(p) for p in readonly)}
+    return ToolJail(View(tuple(Path(w) for w in writable), tuple(sorted(exposed)),
+                         tuple(sorted(Path(h) for h in hidden)), Path("/")))
 
 
 def wrap(level_name: str, argv: Sequence[str], view: View | None) -> list[str]:

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -194,11 +194,14 @@ class Recorder:
     env: the base environment of the subject. prefix: argv put before the tool (e.g. setpriv
     --pdeathsig, so a runner killed with SIGKILL takes its subjects along). deny: trees the agent
     must not read (repository, store, runner home): an operand naming a path there is refused, since
-    the tool runs outside the agent's view and would read it for the agent.
+    the tool runs outside the agent's view and would read it for the agent. jail: the tool jail
+    (isolation.ToolJail.argv), so what the agent planted for the tool (configs, git hooks) runs with
+    no more reach than the agent.
     """
 
     def __init__(self, store: Path, profile: Any, real: Path, sandbox_root: Path, *, env: Mapping[str, str],
-                 prefix: Sequence[str] = (), deny: Sequence[Path] = ()):
+                 prefix: Sequence[str] = (), deny: Sequence[Path] = (),
+                 jail: Callable[[str, list[str]], list[str]] | None = None):
         real_s = os.fspath(real)
         if not os.path.isabs(real_s):
             raise ValueError(f"real tool path {real_s} must be absolute")
@@ -212,6 +215,7 @@ class Recorder:
         self.root = os.path.realpath(sandbox_root)
         self.env, self.prefix = dict(env), list(prefix)
         self.deny = [os.path.realpath(d) for d in deny]
+        self.jail = jail  # (cwd, writable output dirs) -> argv prefix: isolation.ToolJail.argv
         self.env_prefix = self.subject.upper().replace("-", "_") + "_"
         for d in ("calls", "captured"):
             os.makedirs(os.path.join(self.store, d), exist_ok=True)
@@ -390,7 +394,9 @@ class Recorder:
                               if k in FORWARDED_ENV or k.startswith(("LC_", self.env_prefix))}}
         (out_r, out_w), (err_r, err_w) = _pipe(), _pipe()
         try:
-            child = subprocess.Popen([*self.prefix, self.real, *out_mod.rewrite_argv(argv, requests)[1:]], cwd=cwd,
+            jail = self.jail(cwd, [o.private if o.kind == "dir" else os.path.dirname(o.private)
+                                   for o in requests if o.private is not None]) if self.jail else []
+            child = subprocess.Popen([*jail, *self.prefix, self.real, *out_mod.rewrite_argv(argv, requests)[1:]], cwd=cwd,
                                      env=env, stdin=fds[0], stdout=out_w, stderr=err_w, start_new_session=True)
         except OSError as exc:
             os.close(out_r)

@@ -116,17 +116,31 @@ def changed_paths(before: TreeState, after: TreeState) -> list[str]:
     return sorted((p for p in paths if before.files.get(p) != after.files.get(p)), key=lambda p: p.encode())
 
 
-def git_digest(root: Path, env: Mapping[str, str]) -> str | None:
+def _installation(real: Path) -> Path:
+    """What the jailed subject needs to read to start: its venv (bin/..) or else its own directory."""
+    real = real.resolve()
+    return real.parents[1] if (real.parents[1] / "pyvenv.cfg").is_file() else real.parent
+
+
+# Repository config is the agent's: these keys could run its code (fsmonitor hook, external diff) or
+# hide its changes from the digest (untracked cache); the command line overrides them.
+GIT_SAFE = ("-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c", "core.hooksPath=/dev/null",
+            "-c", "diff.external=", "-c", "status.showUntrackedFiles=all")
+
+
+def git_digest(root: Path, env: Mapping[str, str], prefix: Sequence[str] = ()) -> str | None:
     """Digest of the git worktree state (HEAD, porcelain status, tracked diff), or None if not a repo.
 
     `git-worktree-clean` compares two of these, so the status alone is not enough: a second edit of
-    an already-modified file keeps the status line and changes the diff.
+    an already-modified file keeps the status line and changes the diff. prefix: the tool jail (the
+    repository's config is the agent's).
     """
     if not (root / ".git").exists():
         return None
 
     def git(*args: str) -> bytes:
-        res = subprocess.run(["git", *args], cwd=root, env=dict(env), capture_output=True, timeout=60)
+        res = subprocess.run([*prefix, "git", *GIT_SAFE, *args], cwd=root, env=dict(env), capture_output=True,
+                             timeout=60)
         return res.stdout if res.returncode == 0 else b"<exit %d>" % res.returncode
 
     head = git("rev-parse", "--verify", "-q", "HEAD").strip()
@@ -206,6 +220,7 @@ class Sandbox:
     recorder: Recorder | None = None
     case: str | None = None  # the scenario id (= the sandbox name), recorded in facts.json
     seed_facts: dict[str, Any] | None = None  # what run_seed recorded (facts.json `seed`)
+    jail: isolation.ToolJail = isolation.ToolJail(None)  # where the runner's own commands run (seed, setup, actions, git)
 
     @property
     def work(self) -> Path:
@@ -246,7 +261,7 @@ class Sandbox:
                real: Path | None = None, setup: Sequence[Sequence[str]] = (), passthrough: Iterable[str] = (),
                base_path: str | None = None, timeout: float = DEFAULT_TIMEOUT,
                client_python: str | None = None, deny: Sequence[Path] = (), seed: Any = None,
-               case: str | None = None) -> Sandbox:
+               case: str | None = None, level: str = "none") -> Sandbox:
         """Copy the fixture, run setup, isolate home and caches, install the shim, take the before state.
 
         profile/real: the subject profile and the absolute path of the real tool; without them no
@@ -254,7 +269,8 @@ class Sandbox:
         process's environment into the sandbox's (e.g. what an adapter needs; credentials among
         them are redacted later). base_path: the PATH behind the shim (default: this process's).
         seed: the fixture's registry.Seed (seed.json), run after the copy and before setup; case: the
-        scenario id, which names the sandbox in facts.json.
+        scenario id, which names the sandbox in facts.json. level: the isolation level; at "bwrap"
+        the runner's own commands and the subject run in isolation.ToolJail.
         """
         parent = Path(parent)
         parent.mkdir(parents=True, exist_ok=True)
@@ -264,7 +280,7 @@ class Sandbox:
         root.chmod(0o711)
         try:
             return cls._build(root, recorder, fixture, profile, real, setup, passthrough, base_path, timeout,
-                              client_python, deny, seed, case)
+                              client_python, deny, seed, case, level)
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
             raise
@@ -273,7 +289,7 @@ class Sandbox:
     def _build(cls, root: Path, recorder: InputRecorder, fixture: str | Path | None, profile: Any, real: Path | None,
                setup: Sequence[Sequence[str]], passthrough: Iterable[str], base_path: str | None,
                timeout: float, client_python: str | None = None, deny: Sequence[Path] = (), seed: Any = None,
-               case: str | None = None) -> Sandbox:
+               case: str | None = None, level: str = "none") -> Sandbox:
         work = root / "work"
         work.mkdir()
         if fixture is not None:  # trigger runs start from an empty working directory
@@ -300,6 +316,8 @@ class Sandbox:
         runner_env = {**base, "PATH": path}
         box = cls(root=root, subject=getattr(profile, "name", ""), real=Path(real) if real else None,
                   env=dict(runner_env), runner_env=runner_env, case=case)
+        tool_home = [_installation(Path(real))] if real else []
+        box.jail = isolation.tool_jail(level, [*deny, root.parent], [work, home, root / "tmp"], readonly=tool_home)
         if seed is not None:
             box.run_seed(seed, timeout)
         for i, argv in enumerate(setup):
@@ -313,7 +331,7 @@ class Sandbox:
             sock = root / "run" / "recorder.sock"
             try:
                 box.recorder = Recorder(box.record, profile, Path(real), work, env=runner_env,
-                                        prefix=isolation.subject_prefix(), deny=deny)
+                                        prefix=isolation.subject_prefix(), deny=deny, jail=box.jail.argv)
                 install_client(box.bin, box.subject, sock, python=client_python)
                 box.recorder.listen(sock)
             except (ValueError, OSError) as exc:
@@ -360,7 +378,8 @@ class Sandbox:
         if self.real is not None and exe == self.subject:
             exe = str(self.real)  # the runner's own calls never resolve the subject through PATH
         try:
-            proc = subprocess.Popen([exe, *argv[1:]], cwd=self.work, env=dict(env), stdin=subprocess.DEVNULL,
+            proc = subprocess.Popen([*self.jail.argv(self.work), exe, *argv[1:]], cwd=self.work, env=dict(env),
+                                    stdin=subprocess.DEVNULL,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         except OSError as exc:
             return (127 if isinstance(exc, FileNotFoundError) else 126), b"", str(exc).encode()
@@ -395,7 +414,7 @@ class Sandbox:
         facts, blobs, streams = [], {}, []
         for i, argv in enumerate(actions):
             before = self.tree()
-            git_before = git_digest(self.work, self.runner_env)
+            git_before = git_digest(self.work, self.runner_env, self.jail.argv(self.work))
             code, out, err = self._exec(list(argv), self.runner_env, timeout)
             after = self.tree()
             files = {}
@@ -408,7 +427,7 @@ class Sandbox:
             facts.append(ActionFact(
                 index=i, argv=list(argv), exit_code=code, stdout_sha256=hashing.sha256_bytes(out),
                 stderr_sha256=hashing.sha256_bytes(err), tree_before=before.digest, tree_after=after.digest,
-                git_before=git_before, git_after=git_digest(self.work, self.runner_env),
+                git_before=git_before, git_after=git_digest(self.work, self.runner_env, self.jail.argv(self.work)),
                 changed_paths=changed_paths(self.initial, after), validation=_validation(out), files=files,
             ).to_dict())
             streams.append((out, err))
