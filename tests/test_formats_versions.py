@@ -162,6 +162,14 @@ def test_meta_1_to_2_validates_against_the_current_schema():
     assert schemas.errors(formats.upgrade(v1, "meta", "meta.json"), "meta") == []
 
 
+def test_facts_1_to_2():
+    v1 = strict.load_json(V1 / "facts.json")
+    assert v1["schema_version"] == 1
+    v2 = formats.upgrade(v1, "facts", "facts.json")
+    assert v2["schema_version"] == 2 and "seed" not in v2 and "case" not in v2
+    assert schemas.errors(v2, "facts") == []
+
+
 def test_call_1_to_2():
     v1 = json.loads((V1 / "bundles/behavioral/calls.jsonl").read_text().splitlines()[0])
     v2 = formats.upgrade(v1, "call", "calls.jsonl:1")

@@ -19,7 +19,7 @@ FORMATS: dict[str, int] = {
     "config": 1,
     "meta": 2,  # v2: isolation, outcome (runner-executed subject calls, OS sandbox)
     "call": 2,  # v2: inputs (digests of the files the subject read), recorded by the runner
-    "facts": 1,
+    "facts": 2,  # v2: `case` (the sandbox name) and `seed` (receipts of the runner-executed seed recipe)
     "seed": 1,  # fixtures/<case>/seed.json: the runner-executed initialization recipe
     "pack": 1,
     "baseline": 1,
@@ -102,6 +102,13 @@ def _meta_1_to_2(record: dict[str, Any]) -> dict[str, Any]:
     record.setdefault("isolation", "none")
     if outcome is not None:
         record.setdefault("outcome", outcome)
+    return record
+
+
+@migration("facts", 1)
+def _facts_1_to_2(record: dict[str, Any]) -> dict[str, Any]:
+    """v1 receipts predate seed recipes: no `case`, no `seed` block — exactly what a v2 receipt of a
+    scenario without a seed recipe holds, so nothing is added (the grader then requires neither)."""
     return record
 
 

@@ -44,6 +44,7 @@ from typing import Any
 
 from skill_eval import hashing
 from skill_eval.errors import InputError, SkillEvalError
+from skill_eval.formats import FORMATS
 from skill_eval.inputs import InputRecorder
 from skill_eval.runner import isolation
 from skill_eval.runner.recorder import Recorder, install_client
@@ -431,7 +432,7 @@ class Sandbox:
                 changed_paths=changed_paths(self.initial, after), validation=_validation(out), files=files,
             ).to_dict())
             streams.append((out, err))
-        head: dict[str, Any] = {"schema_version": 1}
+        head: dict[str, Any] = {"schema_version": FORMATS["facts"]}
         if self.case is not None:
             head["case"] = self.case
         if self.seed_facts is not None:
