@@ -82,8 +82,19 @@ class Report:
 
 
 def evidence_dir(cfg: Config) -> Path:
-    """The evidence tree; a symlink leading outside the repository, on the way or inside it, is refused."""
-    return fsio.repo_tree(cfg.root, f"{cfg.evals_root}/{EVIDENCE}")
+    """The evidence tree; a symlink leading outside the repository, on the way or inside it, is refused.
+
+    Inside `regrade.sharing()` (one check) the tree is walked once: the same walk lists its
+    meta.json files for `regrade.meta_paths`, and later calls reuse both."""
+    memo = regrade.shared_memo()
+    key = ("evidence_dir", str(cfg.root), cfg.evals_root)
+    if memo is not None and key in memo:
+        return memo[key]
+    top, metas = fsio.scan_tree(cfg.root, f"{cfg.evals_root}/{EVIDENCE}", "meta.json")
+    if memo is not None:
+        memo[key] = top
+        regrade.remember_meta_paths(top, metas)
+    return top
 
 
 def slot_of(meta: dict[str, Any]) -> Slot:

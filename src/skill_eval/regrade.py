@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,9 +64,23 @@ def meta_paths(root: Path) -> list[str]:
 
     Kept as strings (a Path costs ~4x the memory); sorting with "/" mapped below every other
     character orders them exactly as their Paths' part tuples would."""
+    memo = _SHARED
+    if memo is not None and ("meta_paths", str(root)) in memo:
+        return memo[("meta_paths", str(root))]
     if not root.is_dir():
         return []
-    return sorted((str(p) for p in root.rglob("meta.json")), key=lambda s: s.replace("/", "\0"))
+    return _path_order(str(p) for p in root.rglob("meta.json"))
+
+
+def _path_order(paths: Iterable[str]) -> list[str]:
+    return sorted(paths, key=lambda s: s.replace("/", "\0"))
+
+
+def remember_meta_paths(root: Path, paths: list[str]) -> None:
+    """Keep a listing of root's meta.json files (from a walk the caller made anyway) for this
+    `sharing()` block, so `meta_paths` does not walk the tree again."""
+    if _SHARED is not None:
+        _SHARED[("meta_paths", str(root))] = _path_order(paths)
 
 
 class SlimGrade:

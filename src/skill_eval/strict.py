@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -152,7 +153,46 @@ def loads_json(text: str, source: object) -> Any:
                          fix="flatten the document") from None
     except ValueError as exc:
         raise InputError(f"invalid JSON: {exc}", source=source) from None
+    if _plainly_within_limits(text, value):
+        return value
     return check_value(value, source)
+
+
+# A \uXXXX escape of a UTF-16 surrogate (D800-DFFF): the only way a lone surrogate gets into a parsed string.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+def _plainly_within_limits(text: str, value: Any) -> bool:
+    """True when check_value cannot find anything in what loads_json parsed from `text`, decided
+    from the text at C speed (check_value walks every value in Python: most of re-grading's time).
+
+    loads_json's own hooks already refuse non-finite floats and over-long integers; what is left
+    is depth (at most the number of opening brackets; else a walk over containers only) and lone
+    surrogates (from a surrogate escape, or already in `text`, which then cannot be encoded).
+    Anything else takes the full walk, which words the error exactly as before.
+    """
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return text.count("{") + text.count("[") < MAX_DEPTH or _shallow(value)
+
+
+def _shallow(value: Any) -> bool:
+    """No container nested MAX_DEPTH deep (check_value's depth rule, without visiting scalars)."""
+    level = [value] if isinstance(value, dict | list) else []
+    for _ in range(MAX_DEPTH):
+        if not level:
+            return True
+        nxt = []
+        for item in level:
+            for child in (item.values() if type(item) is dict else item):
+                if type(child) is dict or type(child) is list:
+                    nxt.append(child)
+        level = nxt
+    return not level
 
 
 def loads_jsonl(text: str, source: object) -> list[Any]:
@@ -259,9 +299,37 @@ for _tag in ("binary", "set", "omap", "pairs"):
     _StrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
 
 
+# Parsed documents by their exact text (pure-Python YAML costs ~2 ms per KiB; one `pr` reads
+# scenarios.yaml, the rubric and the golden manifest several times). Only documents that passed
+# every check are kept, and callers get their own copy, so a hit is indistinguishable from a parse.
+_YAML_MEMO: dict[str, Any] = {}
+_YAML_MEMO_MAX = 64
+_YAML_MEMO_TEXT_MAX = 1 << 20
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of a parsed document (dicts, lists and immutable scalars only)."""
+    if type(value) is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_copy(v) for v in value]
+    return value
+
+
 def loads_yaml(text: str, source: object) -> Any:
     """Parse exactly one YAML document with safe types, no duplicate keys, no anchors or
     aliases, then apply check_value's limits."""
+    if text in _YAML_MEMO:
+        return _copy(_YAML_MEMO[text])
+    value = _loads_yaml(text, source)
+    if len(text) <= _YAML_MEMO_TEXT_MAX:
+        if len(_YAML_MEMO) >= _YAML_MEMO_MAX:
+            _YAML_MEMO.pop(next(iter(_YAML_MEMO)))
+        _YAML_MEMO[text] = _copy(value)
+    return value
+
+
+def _loads_yaml(text: str, source: object) -> Any:
     try:
         docs = list(yaml.load_all(text, Loader=_StrictLoader))  # noqa: S506 - strict SafeLoader subclass
     except yaml.YAMLError as exc:

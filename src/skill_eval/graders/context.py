@@ -42,6 +42,7 @@ class Context:
     fixture_dir: Path | None = None
     coverage_path: str | None = None
     problems: tuple[str, ...] = ()  # why the scenario side could not be resolved
+    digests: dict | None = None  # fixture file digests shared by one Catalog's bundles (artifacts.file_sha256)
 
 
 @dataclass
@@ -234,7 +235,7 @@ def build_run(bundle: Bundle, ctx: Context) -> Run:
 
         def fixture_sha(rel: str) -> str | None:
             if rel not in digests:
-                digests[rel] = file_sha256(ctx.fixture_dir, norm(".", rel))
+                digests[rel] = file_sha256(ctx.fixture_dir, norm(".", rel), ctx.digests)
             return digests[rel]
 
         for art in run.artifacts.values():
@@ -250,10 +251,12 @@ def build_run(bundle: Bundle, ctx: Context) -> Run:
     truth = ctx.truth
     if truth is not None:
         rec = truth.record
-        run.pair = Pair("", rec["old"], rec["new"], file_sha256(ctx.fixture_dir, rec["old"]), file_sha256(ctx.fixture_dir, rec["new"]))
+        sha = ctx.digests
+        run.pair = Pair("", rec["old"], rec["new"], file_sha256(ctx.fixture_dir, rec["old"], sha),
+                        file_sha256(ctx.fixture_dir, rec["new"], sha))
         for name, t in sorted(rec.get("targets", {}).items()):
             run.targets[name] = Pair(
-                name, t["old"], t["new"], file_sha256(ctx.fixture_dir, t["old"]), file_sha256(ctx.fixture_dir, t["new"]),
+                name, t["old"], t["new"], file_sha256(ctx.fixture_dir, t["old"], sha), file_sha256(ctx.fixture_dir, t["new"], sha),
                 t.get("runnable", True),
             )
     return run
