@@ -137,9 +137,7 @@ def test_pr_reads_each_evidence_bundle_once(capsys, monkeypatch):
     _run(capsys, ["pr", "--root", str(ROOT), "--skip", "surface", "--skip", "golden"])
     n_bundles = len(list(Path(evidence_root).rglob("meta.json")))
     assert n_bundles > 0 and len(loads) == n_bundles
-    # every gated (skill-agent, trigger) bundle is read once; a comparison-arm bundle is read a second
-    # time by the contamination check (evidence.contamination_of) — a known cost, kept visible here
+    # every bundle is read once, comparison arms included (the contamination check is fed by the pass)
     control = {p for p in loads if "/baseline/" in p or "/docs/" in p}
-    assert {loads[p] for p in loads if p not in control} == {1}
-    assert {loads[p] for p in control} <= {2}
+    assert control and set(loads.values()) == {1}
     assert meta_reads == []

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skill_eval import isolation
 from skill_eval.config import Config
 
 LAYOUT_DEPTH = 5  # <skill|trigger>/<arm>/<run-id>/<item>/<k>
@@ -42,6 +43,7 @@ class Result:
     stale_label: str | None  # meta's skill or "trigger" (for `freshness`' re-record hint)
     stale: list[str]
     grade: Any  # graders.Grade, or None when not graded (outside the layout, unreadable meta)
+    contamination: list[str] | None = None  # a comparison-arm bundle's reasons ([] clean); None: not a control
 
     @property
     def in_layout(self) -> bool:
@@ -204,7 +206,21 @@ def _one(index: int) -> Result:
         grade = grade_bundle(path, _STATE["catalog"](), loaded=b)
         if _STATE["slim"]:
             grade = SlimGrade(grade)
-    return Result(path, parts, True, key, meta["run_id"], meta.get("skill") or "trigger", stale, grade)
+    return Result(path, parts, True, key, meta["run_id"], meta.get("skill") or "trigger", stale, grade,
+                  contamination(cfg, b) if isolation.is_control(meta.get("arm")) else None)
+
+
+def contamination(cfg: Config, b: Any) -> list[str]:
+    """Why a loaded control-arm bundle is not a clean control ([] when clean): the shared rule
+    (isolation.contamination) plus a fail-closed demand that the runner attested arm isolation.
+    Computed in the pass from the bundle it already read (the gate used to read control bundles twice)."""
+    if b.meta is None:
+        return []  # unreadable: reported as such elsewhere
+    reasons = isolation.contamination(b.meta, b.events or [], published=cfg.published)
+    if isolation.is_control(b.meta.get("arm")) and not isinstance(b.meta.get("arm_isolation"), dict):
+        reasons.append("meta.json has no arm_isolation attestation (discoverable/read skill files): "
+                       "isolation from the skill under test cannot be shown")
+    return reasons
 
 
 def run(cfg: Config, root: Path, fresh: Callable[[dict[str, Any]], list[str]], catalog: Callable[[], Any],

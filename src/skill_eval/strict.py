@@ -256,6 +256,28 @@ _StrictLoader.yaml_implicit_resolvers = {
 }
 
 
+if getattr(yaml, "__with_libyaml__", False):
+    class _CStrictLoader(yaml.cyaml.CParser, _StrictLoader):  # type: ignore[misc]
+        """_StrictLoader with libyaml's C scanner and parser underneath (~10x faster on our files).
+
+        Only the event stream comes from C: composing (with the strict checks) and constructing
+        stay _StrictLoader's own Python code. `loads_yaml` re-parses with _StrictLoader whenever
+        this loader raises, so every error message is the pure-Python one.
+        """
+
+        get_node = yaml.composer.Composer.get_node
+        check_node = yaml.composer.Composer.check_node
+        get_single_node = yaml.composer.Composer.get_single_node
+
+        def __init__(self, stream):  # type: ignore[no-untyped-def]
+            yaml.cyaml.CParser.__init__(self, stream)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+else:  # pragma: no cover - PyYAML built without libyaml
+    _CStrictLoader = None  # type: ignore[assignment,misc]
+
+
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False):
     loader.flatten_mapping(node)
     mapping: dict[Any, Any] = {}
@@ -330,6 +352,13 @@ def loads_yaml(text: str, source: object) -> Any:
 
 
 def _loads_yaml(text: str, source: object) -> Any:
+    if _CStrictLoader is not None:
+        try:
+            docs = list(yaml.load_all(text, Loader=_CStrictLoader))  # noqa: S506 - strict SafeLoader subclass
+            if len(docs) == 1:
+                return check_value(docs[0], source)
+        except Exception:  # noqa: BLE001,S110 - any refusal: the pure-Python loader words it
+            pass
     try:
         docs = list(yaml.load_all(text, Loader=_StrictLoader))  # noqa: S506 - strict SafeLoader subclass
     except yaml.YAMLError as exc:
