@@ -203,7 +203,7 @@ def _read_regular(path: Path, max_bytes: int) -> bytes | None:
     """One open + fstat for the common case (a regular file within the cap); None sends the caller
     to strict.read_bytes, which words every refusal (symlink, not a file, too large, unreadable)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)  # a FIFO must not hang
     except OSError:
         return None
     try:
