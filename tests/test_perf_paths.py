@@ -155,3 +155,50 @@ def test_local_paths_one_read_equals_the_two_checks(tmp_path):
     assert want[0] and want[1]
     assert local_paths._scan(tree, tmp_path, home, bundle_dirs(tree)) == want
     assert local_paths._scan(tree, tmp_path, "/", bundle_dirs(tree)) == (want[0], [])
+
+
+@pytest.mark.parametrize("mapping", [{}, {b"/private/store/1.out.d/0/report.json": b"report.json"}])
+def test_recorder_stream_tees_digests_and_persists_the_same_bytes(tmp_path, mapping):
+    """The copy loop forwards, one helper thread hashes, another persists: the agent's bytes, the
+    captured file and the recorded digest are one and the same (substituted) stream, across chunks."""
+    import hashlib
+    import threading
+
+    from skill_eval.runner import recorder
+    from skill_eval.runner.outputs import Substituter
+
+    key = next(iter(mapping), b"")
+    payload = b"".join(os.urandom(4093) + (key if i % 3 == 0 else b"") for i in range(800))  # ~3.3 MiB
+    sub = Substituter(mapping)
+    want = sub.feed(payload) + sub.flush()  # the whole stream at once: what chunked teeing must reproduce
+    assert (want != payload) == bool(mapping)
+    src_r, src_w = os.pipe()
+    dst_r, dst_w = os.pipe()
+    got = bytearray()
+    reader = threading.Thread(target=_drain, args=(dst_r, got))
+    reader.start()
+    writer = threading.Thread(target=lambda: (_feed(src_w, payload), os.close(src_w)))
+    writer.start()
+    cap = tmp_path / "cap"
+    stream = recorder._Stream(src_r, dst_w, str(cap), mapping)
+    while stream.open:
+        stream.pump()
+    result = stream.result("captured/1.out")
+    os.close(dst_w)
+    writer.join()
+    reader.join()
+    os.close(dst_r)
+    assert bytes(got) == want == cap.read_bytes()
+    assert result == {"path": "captured/1.out", "sha256": hashlib.sha256(want).hexdigest(), "bytes": len(want)}
+    assert stream.subst.count == (len(range(0, 800, 3)) if mapping else 0)
+
+
+def _drain(fd: int, into: bytearray) -> None:
+    while chunk := os.read(fd, 1 << 16):
+        into.extend(chunk)
+
+
+def _feed(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view[: 1 << 15]):]
