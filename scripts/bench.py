@@ -333,6 +333,9 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     spread = (f" [min {r['ratio_min']:.2f} med {r['ratio_median']:.2f} max {r['ratio_max']:.2f}, "
                               f"{r['rounds']} rounds]" if "ratio_min" in r else "")
+                    if "cpu_bound_limit" in r:
+                        spread += (f" [{r['cpu_s_per_item']} CPU-s/item, {r['model_s_per_item']} s model/item: "
+                                   f"CPU-bound limit {r['cpu_bound_limit']}x]")
                     print(f"{r['figure']:<78} {r['ratio']:>7.2f}x  ({r['value']:.4g} {r['unit']} vs {r['reference']:.4g}; "
                           f"target {r['target']}){spread}")
             sys.stdout.flush()

@@ -4,9 +4,9 @@ The agent under test is an adversary, so the evidence of a call must be produced
 reach. The shim client inside the sandbox (skill_eval.shim) sends argv, cwd, environment and its
 stdin/stdout/stderr descriptors over a per-run Unix socket; this module, running in the runner
 process, checks the request, runs the real tool by absolute path (never a PATH lookup) with cwd in
-the sandbox work tree, tees its streams to the agent's descriptors while digesting and persisting
-them (hashing and persisting run off the copy loop, in helper threads), redirects declared outputs to private
-per-call locations in its store and copies them back, digests every input operand before and after
+the sandbox work tree, tees its streams to the agent's descriptors while digesting and persisting them
+(off the copy loop, in helper threads), redirects declared outputs to private per-call locations in
+its store and copies them back, digests every input operand before and after
 the call, and keeps the call record (call format v2) in memory and in its store: both out of the
 sandbox's view. Nothing inside the sandbox can create, edit or delete a record.
 
@@ -117,10 +117,9 @@ def inside(path: str, root: str) -> bool:
 class _Stream:
     """One child stream: substitute, write to the agent's fd; digest and persist in helper threads.
 
-    The copy loop only reads and forwards; one thread hashes and one writes the capture file, each
-    from its own in-order queue of the same chunks (serially in one helper they bounded the tee).
-    If the agent's end is gone (EPIPE, EBADF) the child's pipe is closed as well, so the child
-    meets the same broken pipe it would have met without the recorder.
+    The copy loop reads and forwards; one thread hashes and one writes the capture file, each from its
+    own in-order queue of the same chunks. If the agent's end is gone (EPIPE, EBADF) the child's pipe
+    is closed too, so the child meets the broken pipe it would have met without the recorder.
     """
 
     def __init__(self, src: int, dst: int, capture: str, mapping: dict[bytes, bytes]):
