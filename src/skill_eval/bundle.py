@@ -313,8 +313,11 @@ def load(root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Bundle:
     present = set()
 
     def text(name: str) -> str | None:
+        fast = _fast_read(bundle.root, name, max_bytes)
+        if fast is _MISSING:  # absent (optional judgments/facts, or a required file: reported below)
+            return None
         try:
-            data = bundle.read_bytes(name)
+            data = fast if isinstance(fast, bytes) else bundle.read_bytes(name)
             present.add(name)
             return strict.decode_utf8(data, name)
         except SkillEvalError as exc:
