@@ -295,7 +295,7 @@ def bench_runner(quick: bool, real: bool) -> list[dict]:
                 cpu[j] = (after.children_user - before.children_user) + (after.children_system - before.children_system)
                 if rc != 0:
                     out.append({"figure": f"runner ({label})", "error": f"skill-eval run -j{j} exited {rc}"})
-            model_s = turns * latency  # per item
+            model_s = round(turns * latency, 3)  # per item
             cpu_item = cpu[1] / items
             # with C cores and J jobs an item costs at least max(model_s / J, cpu_item / C) of wall time per item
             limit = min(wide, (model_s + cpu_item) / max(model_s / wide, cpu_item / (os.cpu_count() or 1)))
