@@ -91,7 +91,7 @@ class _Server:
         self.proc.wait()
 
 
-def run(calls: int, mb: int) -> dict:
+def run(calls: int, mb: int, tee_rounds: int = 3) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-shim-") as tmp:
         root = Path(tmp)
         sandbox = root / "sandbox"
@@ -109,7 +109,7 @@ def run(calls: int, mb: int) -> dict:
                 samples[key].append(_once(argv, env, sandbox))
         srv.stop()
         med = {k: round(statistics.median(v), 2) for k, v in samples.items()}
-        result: dict = {"calls": calls, "python": sys.executable, "median_ms": med,
+        result: dict = {"calls": calls, "python": sys.executable, "median_ms": med, "samples_ms": samples,
                         "overhead_ms": round(med["shim"] - med["direct"], 2),
                         "overhead_vs_floor": round((med["shim"] - med["direct"]) / med["floor"], 2)}
 
@@ -121,7 +121,7 @@ def run(calls: int, mb: int) -> dict:
         srv = _Server(root, cat, sandbox, "tee")
         env = {**base, "PATH": f"{srv.path}{os.pathsep}{base.get('PATH', '')}"}
         rates: dict[str, list[float]] = {"cat_cat": [], "shim": [], "shim_subst": []}
-        for _ in range(3):
+        for _ in range(tee_rounds):
             secs, n = _drain(["cat", str(blob), "|", "cat"], env, sandbox, shell=True)  # noqa: S604 - the reference pipe
             rates["cat_cat"].append(n / 2**20 / secs)
             secs, n = _drain(["subject"], env, sandbox)
@@ -133,6 +133,7 @@ def run(calls: int, mb: int) -> dict:
         srv.stop()
         tee = {k: round(statistics.median(v), 1) for k, v in rates.items()}
         result["tee_mib_per_s"] = tee
+        result["tee_samples_mib_per_s"] = rates
         result["tee_vs_cat_cat"] = round(tee["shim"] / tee["cat_cat"], 2)
         result["tee_subst_vs_cat_cat"] = round(tee["shim_subst"] / tee["cat_cat"], 2)
         return result

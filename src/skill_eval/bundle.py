@@ -125,6 +125,11 @@ class Bundle:
         return safe_path(self.root, rel)
 
     def read_bytes(self, rel: str) -> bytes:
+        data = _fast_read(self.root, rel, self.max_bytes)
+        if isinstance(data, bytes):
+            return data
+        if data is _MISSING:
+            raise SkillEvalError(f"{rel} is missing")
         path = self.resolve(rel)
         data = _read_regular(path, self.max_bytes)
         if data is not None:
@@ -147,11 +152,58 @@ class Bundle:
         return {c.call: c for c in self.calls}
 
 
+class _Missing:
+    """`_fast_read`'s answer for a file that does not exist while every directory above it does."""
+
+
+_MISSING = _Missing()
+
+
+def _fast_read(root: Path, rel: str, max_bytes: int) -> bytes | _Missing | None:
+    """The common case of `Bundle.read_bytes` in as few syscalls as possible, or None for the
+    careful path (which then words every refusal exactly as before).
+
+    Why: re-grading reads ~10 files per bundle over thousands of bundles, and the careful path
+    builds Path objects and lstat()s every component. Here a plain relative name is checked by
+    string ops, intermediate directories are lstat()ed (they must not be symlinks), and the file
+    itself is opened with O_NOFOLLOW (a symlink fails the open, and the careful path explains it).
+    Returns `_MISSING` when the file does not exist but every directory above it does.
+    """
+    if type(rel) is not str or not rel or "\x00" in rel or "\\" in rel or rel[0] == "/":
+        return None
+    parts = rel.split("/")
+    if "" in parts or "." in parts or ".." in parts:
+        return None
+    base = os.fspath(root)
+    for i in range(1, len(parts)):
+        try:
+            if not stat.S_ISDIR(os.lstat(f"{base}/{'/'.join(parts[:i])}").st_mode):
+                return None
+        except OSError:
+            return None
+    try:
+        fd = os.open(f"{base}/{rel}", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return _MISSING
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+            return None
+        data = os.read(fd, st.st_size + 1)
+        return data if len(data) == st.st_size else None  # short or grown: the careful path decides
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _read_regular(path: Path, max_bytes: int) -> bytes | None:
     """One open + fstat for the common case (a regular file within the cap); None sends the caller
     to strict.read_bytes, which words every refusal (symlink, not a file, too large, unreadable)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)  # a FIFO must not hang
     except OSError:
         return None
     try:
@@ -261,8 +313,11 @@ def load(root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Bundle:
     present = set()
 
     def text(name: str) -> str | None:
+        fast = _fast_read(bundle.root, name, max_bytes)
+        if fast is _MISSING:  # absent (optional judgments/facts, or a required file: reported below)
+            return None
         try:
-            data = bundle.read_bytes(name)
+            data = fast if isinstance(fast, bytes) else bundle.read_bytes(name)
             present.add(name)
             return strict.decode_utf8(data, name)
         except SkillEvalError as exc:

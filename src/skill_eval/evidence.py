@@ -85,8 +85,20 @@ class Report:
 
 
 def evidence_dir(cfg: Config) -> Path:
-    """The evidence tree; a symlink leading outside the repository, on the way or inside it, is refused."""
-    return fsio.repo_tree(cfg.root, f"{cfg.evals_root}/{EVIDENCE}")
+    """The evidence tree; a symlink leading outside the repository, on the way or inside it, is refused.
+
+    Inside `regrade.sharing()` (one check) the tree is walked once: the same walk lists its
+    meta.json files for `regrade.meta_paths`, and later calls reuse both."""
+    memo = regrade.shared_memo()
+    key = ("evidence_dir", str(cfg.root), cfg.evals_root)
+    if memo is not None and key in memo:
+        cached: Path = memo[key]
+        return cached
+    top, metas = fsio.scan_tree(cfg.root, f"{cfg.evals_root}/{EVIDENCE}", "meta.json")
+    if memo is not None:
+        memo[key] = top
+        regrade.remember_meta_paths(top, metas)
+    return top
 
 
 def slot_of(meta: dict[str, Any]) -> Slot:
@@ -152,10 +164,12 @@ _NO_PROBLEMS: list[str] = []  # shared by every clean bundle (never appended to)
 class _Seen:
     """What the gate keeps of one layout-level bundle while streaming the pass (small on purpose)."""
 
-    __slots__ = ("rel", "slot", "problems", "stale", "grade")
+    __slots__ = ("rel", "slot", "problems", "stale", "grade", "contamination")
 
-    def __init__(self, rel: str, slot: Slot | None, problems: list[str], stale: list[str] | tuple[()], grade: Any):
+    def __init__(self, rel: str, slot: Slot | None, problems: list[str], stale: list[str] | tuple[()], grade: Any,
+                 contamination: list[str] | None = None):
         self.rel, self.slot, self.problems, self.stale, self.grade = rel, slot, problems, stale, grade
+        self.contamination = contamination  # from the pass (None: not computed there)
 
 
 def _pass(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Callable[[], Catalog],
@@ -180,7 +194,7 @@ def _pass(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Ca
         _check_path(f, r.parts, r.run_id or "")
         if hasattr(r.grade, "share_path"):
             r.grade.share_path(root_str, f.rel)
-        seen.append(_Seen(f.rel, f.slot, f.problems or _NO_PROBLEMS, r.stale or (), r.grade))
+        seen.append(_Seen(f.rel, f.slot, f.problems or _NO_PROBLEMS, r.stale or (), r.grade, r.contamination))
     bundle_dirs = {tuple(s.rel.split("/")) for s in seen}
     return seen, [p for parts in others for p in _layout_problem(parts, bundle_dirs)]
 
@@ -242,14 +256,7 @@ def is_aa(rel: str) -> bool:
 def contamination_of(cfg: Config, path: Path) -> list[str]:
     """Why a control-arm bundle is not a clean control ([] when clean): the shared rule
     (isolation.contamination) plus a fail-closed demand that the runner attested arm isolation."""
-    b = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes)
-    if b.meta is None:
-        return []  # unreadable: reported as such elsewhere
-    reasons = isolation.contamination(b.meta, b.events or [], published=cfg.published)
-    if isolation.is_control(b.meta.get("arm")) and not isinstance(b.meta.get("arm_isolation"), dict):
-        reasons.append("meta.json has no arm_isolation attestation (discoverable/read skill files): "
-                       "isolation from the skill under test cannot be shown")
-    return reasons
+    return regrade.contamination(cfg, bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes))
 
 
 def check(cfg: Config, suite: str = "risk", base: str | None = None, stage: str = "merge", *,
@@ -310,7 +317,8 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
         elif f.slot is not None:
             by_slot[f.slot].append(f)
         if f.slot is not None and f.grade is not None and isolation.is_control(f.slot.arm):
-            for why in contamination_of(cfg, evidence_dir(cfg) / f.rel):
+            reasons = f.contamination if f.contamination is not None else contamination_of(cfg, evidence_dir(cfg) / f.rel)
+            for why in reasons:
                 report.errors.append(f"contaminated: evidence/{f.rel}: {why}")
     for slot, fs in sorted(by_slot.items()):
         if len(fs) > 1:

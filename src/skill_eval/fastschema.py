@@ -122,10 +122,14 @@ class _Compiler:
             checks.append(tests[0] if len(tests) == 1 else (lambda v, ts=tuple(tests): any(t(v) for t in ts)))  # type: ignore[misc]  # mypy cannot type a lambda with a binding default
         if "const" in s:
             c = s["const"]
-            checks.append(lambda v: _scalar_equal(v, c))
+            checks.append((lambda v: type(v) is str and v == c) if type(c) is str else (lambda v: _scalar_equal(v, c)))
         if "enum" in s:
             options = tuple(s["enum"])
-            checks.append(lambda v: any(_scalar_equal(v, o) for o in options))
+            if options and all(type(o) is str for o in options):  # _scalar_equal over strings, as one set lookup
+                names_set = frozenset(options)
+                checks.append(lambda v: type(v) is str and v in names_set)
+            else:
+                checks.append(lambda v: any(_scalar_equal(v, o) for o in options))
         checks += self._strings(s) + self._numbers(s) + self._arrays(s) + self._objects(s) + self._logic(s)
         if "$ref" in s:
             checks.append(self.ref(s["$ref"]))
@@ -204,7 +208,20 @@ class _Compiler:
         patterns = tuple((re.compile(p).search, self.compile(sub)) for p, sub in (s.get("patternProperties") or {}).items())
         extra = s.get("additionalProperties", True)
         extra_check = None if extra is True else self.compile(extra)
-        if props or patterns or extra_check is not None:
+        if (props or extra_check is not None) and not patterns:
+            def obj_plain(v: Any) -> bool:  # the common shape: properties (+ additionalProperties), no patterns
+                if type(v) is not dict:
+                    return True
+                for k, x in v.items():
+                    p = props.get(k)
+                    if p is not None:
+                        if not p(x):
+                            return False
+                    elif extra_check is not None and not extra_check(x):
+                        return False
+                return True
+            out.append(obj_plain)
+        elif props or patterns or extra_check is not None:
             def obj(v: Any) -> bool:
                 if type(v) is not dict:
                     return True

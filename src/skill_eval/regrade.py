@@ -18,11 +18,12 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skill_eval import isolation
 from skill_eval.config import Config
 
 LAYOUT_DEPTH = 5  # <skill|trigger>/<arm>/<run-id>/<item>/<k>
@@ -42,6 +43,7 @@ class Result:
     stale_label: str | None  # meta's skill or "trigger" (for `freshness`' re-record hint)
     stale: list[str]
     grade: Any  # graders.Grade, or None when not graded (outside the layout, unreadable meta)
+    contamination: list[str] | None = None  # a comparison-arm bundle's reasons ([] clean); None: not a control
 
     @property
     def in_layout(self) -> bool:
@@ -64,9 +66,24 @@ def meta_paths(root: Path) -> list[str]:
 
     Kept as strings (a Path costs ~4x the memory); sorting with "/" mapped below every other
     character orders them exactly as their Paths' part tuples would."""
+    memo = _SHARED
+    if memo is not None and ("meta_paths", str(root)) in memo:
+        cached: list[str] = memo[("meta_paths", str(root))]
+        return cached
     if not root.is_dir():
         return []
-    return sorted((str(p) for p in root.rglob("meta.json")), key=lambda s: s.replace("/", "\0"))
+    return _path_order(str(p) for p in root.rglob("meta.json"))
+
+
+def _path_order(paths: Iterable[str]) -> list[str]:
+    return sorted(paths, key=lambda s: s.replace("/", "\0"))
+
+
+def remember_meta_paths(root: Path, paths: list[str]) -> None:
+    """Keep a listing of root's meta.json files (from a walk the caller made anyway) for this
+    `sharing()` block, so `meta_paths` does not walk the tree again."""
+    if _SHARED is not None:
+        _SHARED[("meta_paths", str(root))] = _path_order(paths)
 
 
 class SlimGrade:
@@ -194,7 +211,21 @@ def _one(index: int) -> Result:
         grade = grade_bundle(path, _STATE["catalog"](), loaded=b)
         if _STATE["slim"]:
             grade = SlimGrade(grade)
-    return Result(path, parts, True, key, meta["run_id"], meta.get("skill") or "trigger", stale, grade)
+    return Result(path, parts, True, key, meta["run_id"], meta.get("skill") or "trigger", stale, grade,
+                  contamination(cfg, b) if isolation.is_control(meta.get("arm")) else None)
+
+
+def contamination(cfg: Config, b: Any) -> list[str]:
+    """Why a loaded control-arm bundle is not a clean control ([] when clean): the shared rule
+    (isolation.contamination) plus a fail-closed demand that the runner attested arm isolation.
+    Computed in the pass from the bundle it already read (the gate used to read control bundles twice)."""
+    if b.meta is None:
+        return []  # unreadable: reported as such elsewhere
+    reasons = isolation.contamination(b.meta, b.events or [], published=cfg.published)
+    if isolation.is_control(b.meta.get("arm")) and not isinstance(b.meta.get("arm_isolation"), dict):
+        reasons.append("meta.json has no arm_isolation attestation (discoverable/read skill files): "
+                       "isolation from the skill under test cannot be shown")
+    return reasons
 
 
 def run(cfg: Config, root: Path, fresh: Callable[[dict[str, Any]], list[str]], catalog: Callable[[], Any],

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -111,11 +112,13 @@ def _check_string(text: str, source: object, field: str | None) -> None:
 
 def _reject_duplicates(source: object) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in out:
-                raise InputError(f"duplicate JSON key {key!r}", source=source, fix="keep exactly one entry per key")
-            out[key] = value
+        out = dict(pairs)  # at C speed; only a collision (rare) walks the pairs to name the first repeated key
+        if len(out) != len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    raise InputError(f"duplicate JSON key {key!r}", source=source, fix="keep exactly one entry per key")
+                seen.add(key)
         return out
 
     return hook
@@ -155,7 +158,46 @@ def loads_json(text: str, source: object) -> Any:
                          fix="flatten the document") from None
     except ValueError as exc:
         raise InputError(f"invalid JSON: {exc}", source=source) from None
+    if _plainly_within_limits(text, value):
+        return value
     return check_value(value, source)
+
+
+# A \uXXXX escape of a UTF-16 surrogate (D800-DFFF): the only way a lone surrogate gets into a parsed string.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+def _plainly_within_limits(text: str, value: Any) -> bool:
+    """True when check_value cannot find anything in what loads_json parsed from `text`, decided
+    from the text at C speed (check_value walks every value in Python: most of re-grading's time).
+
+    loads_json's own hooks already refuse non-finite floats and over-long integers; what is left
+    is depth (at most the number of opening brackets; else a walk over containers only) and lone
+    surrogates (from a surrogate escape, or already in `text`, which then cannot be encoded).
+    Anything else takes the full walk, which words the error exactly as before.
+    """
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return text.count("{") + text.count("[") < MAX_DEPTH or _shallow(value)
+
+
+def _shallow(value: Any) -> bool:
+    """No container nested MAX_DEPTH deep (check_value's depth rule, without visiting scalars)."""
+    level = [value] if isinstance(value, dict | list) else []
+    for _ in range(MAX_DEPTH):
+        if not level:
+            return True
+        nxt = []
+        for item in level:
+            for child in (item.values() if type(item) is dict else item):
+                if type(child) is dict or type(child) is list:
+                    nxt.append(child)
+        level = nxt
+    return not level
 
 
 def loads_jsonl(text: str, source: object) -> list[Any]:
@@ -219,6 +261,29 @@ _StrictLoader.yaml_implicit_resolvers = {
 }
 
 
+if getattr(yaml, "__with_libyaml__", False):
+    # the stubs do not declare yaml.cyaml.CParser (it exists whenever __with_libyaml__ is true)
+    class _CStrictLoader(yaml.cyaml.CParser, _StrictLoader):  # type: ignore[misc,name-defined]
+        """_StrictLoader with libyaml's C scanner and parser underneath (~10x faster on our files).
+
+        Only the event stream comes from C: composing (with the strict checks) and constructing
+        stay _StrictLoader's own Python code. `loads_yaml` re-parses with _StrictLoader whenever
+        this loader raises, so every error message is the pure-Python one.
+        """
+
+        get_node = yaml.composer.Composer.get_node
+        check_node = yaml.composer.Composer.check_node
+        get_single_node = yaml.composer.Composer.get_single_node
+
+        def __init__(self, stream):  # type: ignore[no-untyped-def]
+            yaml.cyaml.CParser.__init__(self, stream)  # type: ignore[attr-defined]  # not in the stubs (see above)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+else:  # pragma: no cover - PyYAML built without libyaml
+    _CStrictLoader = None  # type: ignore[assignment,misc]
+
+
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     loader.flatten_mapping(node)
     mapping: dict[Any, Any] = {}
@@ -263,9 +328,44 @@ for _tag in ("binary", "set", "omap", "pairs"):
     _StrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
 
 
+# Parsed documents by their exact text (pure-Python YAML costs ~2 ms per KiB; one `pr` reads
+# scenarios.yaml, the rubric and the golden manifest several times). Only documents that passed
+# every check are kept, and callers get their own copy, so a hit is indistinguishable from a parse.
+_YAML_MEMO: dict[str, Any] = {}
+_YAML_MEMO_MAX = 64
+_YAML_MEMO_TEXT_MAX = 1 << 20
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of a parsed document (dicts, lists and immutable scalars only)."""
+    if type(value) is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_copy(v) for v in value]
+    return value
+
+
 def loads_yaml(text: str, source: object) -> Any:
     """Parse exactly one YAML document with safe types, no duplicate keys, no anchors or
     aliases, then apply check_value's limits."""
+    if text in _YAML_MEMO:
+        return _copy(_YAML_MEMO[text])
+    value = _loads_yaml(text, source)
+    if len(text) <= _YAML_MEMO_TEXT_MAX:
+        if len(_YAML_MEMO) >= _YAML_MEMO_MAX:
+            _YAML_MEMO.pop(next(iter(_YAML_MEMO)))
+        _YAML_MEMO[text] = _copy(value)
+    return value
+
+
+def _loads_yaml(text: str, source: object) -> Any:
+    if _CStrictLoader is not None:
+        try:
+            docs = list(yaml.load_all(text, Loader=_CStrictLoader))  # noqa: S506 - strict SafeLoader subclass
+            if len(docs) == 1:
+                return check_value(docs[0], source)
+        except Exception:  # noqa: BLE001,S110 - any refusal: the pure-Python loader words it
+            pass
     try:
         docs = list(yaml.load_all(text, Loader=_StrictLoader))  # noqa: S506 - strict SafeLoader subclass
     except yaml.YAMLError as exc:

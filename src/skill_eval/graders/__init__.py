@@ -142,6 +142,7 @@ class Catalog:
         if clash:
             raise ConfigError(f"golden scenario id(s) {clash} collide with scenarios.yaml", source=self.golden_root)
         self.coverage_path = cfg.subject.coverage_path
+        self.fixture_digests: dict[Any, str | None] = {}  # artifacts.file_sha256's cache for this catalog's bundles
 
     def context_for(self, meta: dict[str, Any] | None, path: Path | None = None) -> Context:
         subject = self.cfg.subject
@@ -160,7 +161,7 @@ class Catalog:
         return Context(
             subject=subject, rubric=self.rubric, scenario=sc, truth=self.truth.get(sc.fixture),
             fixture_dir=self.cfg.evals_dir / FIXTURES / sc.fixture, coverage_path=self.coverage_path,
-            problems=tuple(problems),
+            problems=tuple(problems), digests=self.fixture_digests,
         )
 
 

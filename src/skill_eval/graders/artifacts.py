@@ -26,7 +26,9 @@ file swapped before the call (an unrecorded `cp`) is never "the fixture's pair".
 
 from __future__ import annotations
 
+import os
 import posixpath
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -312,17 +314,30 @@ def _read_report_fields(art: Artifact, report: dict[str, Any], subject: SubjectP
         art.coverage_failures = cov if isinstance(cov, list) else None
 
 
-def file_sha256(fixture_dir: Path | None, rel: str | None) -> str | None:
-    """sha256 of a fixture file, or None when it is not a plain file inside the fixture."""
+def file_sha256(fixture_dir: Path | None, rel: str | None, cache: dict[Any, str | None] | None = None) -> str | None:
+    """sha256 of a fixture file, or None when it is not a plain file inside the fixture.
+
+    `cache` (the Catalog's, one per grading pass): digests by path and the file's identity
+    (inode, size, mtime), so the same fixture file is not re-read and re-hashed per bundle."""
     if fixture_dir is None or not rel:
         return None
     path = fixture_dir / rel
     try:
-        if path.is_symlink() or not path.is_file():
-            return None
-        return hashing.sha256_bytes(strict.read_bytes(path))
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+    if cache is not None and key in cache:
+        return cache[key]
+    try:
+        digest = hashing.sha256_bytes(strict.read_bytes(path))
     except SkillEvalError:
         return None
+    if cache is not None:
+        cache[key] = digest
+    return digest
 
 
 def pair_mismatch(art: Artifact, old_sha: str | None, new_sha: str | None, old_rel: str | None,

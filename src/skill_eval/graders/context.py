@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from skill_eval.bundle import Bundle
 from skill_eval.claim import Claim, ClaimResult, check_claim_file, extract
@@ -43,6 +44,7 @@ class Context:
     fixture_dir: Path | None = None
     coverage_path: str | None = None
     problems: tuple[str, ...] = ()  # why the scenario side could not be resolved
+    digests: dict[Any, str | None] | None = None  # fixture file digests shared by one Catalog's bundles (artifacts.file_sha256)
 
 
 @dataclass
@@ -236,7 +238,7 @@ def build_run(bundle: Bundle, ctx: Context) -> Run:
 
         def fixture_sha(rel: str) -> str | None:
             if rel not in digests:
-                digests[rel] = file_sha256(ctx.fixture_dir, norm(".", rel))
+                digests[rel] = file_sha256(ctx.fixture_dir, norm(".", rel), ctx.digests)
             return digests[rel]
 
         for art in run.artifacts.values():
@@ -252,10 +254,12 @@ def build_run(bundle: Bundle, ctx: Context) -> Run:
     truth = ctx.truth
     if truth is not None:
         rec = truth.record
-        run.pair = Pair("", rec["old"], rec["new"], file_sha256(ctx.fixture_dir, rec["old"]), file_sha256(ctx.fixture_dir, rec["new"]))
+        sha = ctx.digests
+        run.pair = Pair("", rec["old"], rec["new"], file_sha256(ctx.fixture_dir, rec["old"], sha),
+                        file_sha256(ctx.fixture_dir, rec["new"], sha))
         for name, t in sorted(rec.get("targets", {}).items()):
             run.targets[name] = Pair(
-                name, t["old"], t["new"], file_sha256(ctx.fixture_dir, t["old"]), file_sha256(ctx.fixture_dir, t["new"]),
+                name, t["old"], t["new"], file_sha256(ctx.fixture_dir, t["old"], sha), file_sha256(ctx.fixture_dir, t["new"], sha),
                 t.get("runnable", RUNNABLE_DEFAULT),
             )
     return run

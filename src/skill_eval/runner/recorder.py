@@ -4,9 +4,9 @@ The agent under test is an adversary, so the evidence of a call must be produced
 reach. The shim client inside the sandbox (skill_eval.shim) sends argv, cwd, environment and its
 stdin/stdout/stderr descriptors over a per-run Unix socket; this module, running in the runner
 process, checks the request, runs the real tool by absolute path (never a PATH lookup) with cwd in
-the sandbox work tree, tees its streams to the agent's descriptors while digesting and persisting
-them (hashing runs off the copy loop, in a helper thread), redirects declared outputs to private
-per-call locations in its store and copies them back, digests every input operand before and after
+the sandbox work tree, tees its streams to the agent's descriptors while digesting and persisting them
+(off the copy loop, in helper threads), redirects declared outputs to private per-call locations in
+its store and copies them back, digests every input operand before and after
 the call, and keeps the call record (call format v2) in memory and in its store: both out of the
 sandbox's view. Nothing inside the sandbox can create, edit or delete a record.
 
@@ -116,10 +116,11 @@ def inside(path: str, root: str) -> bool:
 
 
 class _Stream:
-    """One child stream: substitute, write to the agent's fd; digest and persist in a helper thread.
+    """One child stream: substitute, write to the agent's fd; digest and persist in helper threads.
 
-    If the agent's end is gone (EPIPE, EBADF) the child's pipe is closed as well, so the child
-    meets the same broken pipe it would have met without the recorder.
+    The copy loop reads and forwards; one thread hashes and one writes the capture file, each from its
+    own in-order queue of the same chunks. If the agent's end is gone (EPIPE, EBADF) the child's pipe
+    is closed too, so the child meets the broken pipe it would have met without the recorder.
     """
 
     error: OSError | None  # the first capture write/close failure (the record then fails)
@@ -128,13 +129,20 @@ class _Stream:
         self.src, self.dst, self.subst = src, dst, Substituter(mapping)
         self.hash, self.bytes, self.open, self.error = hashlib.sha256(), 0, True, None
         self.capture = _open_capture(capture)
-        self.queue: queue.Queue[bytes | None] = queue.Queue(maxsize=64)
-        self.thread = threading.Thread(target=self._digest, daemon=True)
-        self.thread.start()
+        self.queues: tuple[queue.Queue[bytes | None], ...] = (queue.Queue(maxsize=64), queue.Queue(maxsize=64))
+        self.threads = (threading.Thread(target=self._digest, daemon=True),
+                        threading.Thread(target=self._persist, daemon=True))
+        for t in self.threads:
+            t.start()
 
     def _digest(self) -> None:
-        while (chunk := self.queue.get()) is not None:
+        q = self.queues[0]
+        while (chunk := q.get()) is not None:
             self.hash.update(chunk)
+
+    def _persist(self) -> None:
+        q = self.queues[1]
+        while (chunk := q.get()) is not None:
             if self.error is None:
                 try:
                     self.capture.write(chunk)
@@ -150,7 +158,8 @@ class _Stream:
         data = self.subst.feed(chunk) if chunk else self.subst.flush()
         if data:
             self.bytes += len(data)
-            self.queue.put(data)
+            for q in self.queues:
+                q.put(data)
             view = memoryview(data)
             try:
                 while view and self.dst >= 0:
@@ -170,8 +179,10 @@ class _Stream:
             os.close(self.src)
 
     def result(self, path: str) -> dict[str, Any]:
-        self.queue.put(None)
-        self.thread.join()
+        for q in self.queues:
+            q.put(None)
+        for t in self.threads:
+            t.join()
         if self.error is not None:
             raise self.error
         return {"path": path, "sha256": self.hash.hexdigest(), "bytes": self.bytes}

@@ -1,0 +1,204 @@
+"""The fast paths of issue 8 agree with the careful code they bypass.
+
+Each fast path (libyaml events under the strict composer, the strict-JSON text pre-check, the
+bundle file reader, the one-walk evidence scan, the one-read local-paths step) must give the
+same values and the same error messages as the code it replaces; these tests hold them to it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from skill_eval import bundle, fsio, strict
+from skill_eval.commands import local_paths
+from skill_eval.errors import SkillEvalError
+from skill_eval.runner.normalize import check_evidence
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _yaml_files() -> list[Path]:
+    return sorted(p for pattern in ("*.yaml", "*.yml") for p in ROOT.rglob(pattern)
+                  if ".nox" not in p.parts and ".venv" not in p.parts)
+
+
+@pytest.mark.skipif(strict._CStrictLoader is None, reason="PyYAML without libyaml")
+def test_libyaml_loader_never_accepts_differently():
+    """On every YAML file of the repository (bad-input corpus included) the C-event loader either
+    gives the pure-Python loader's exact value or refuses (then loads_yaml asks the pure one)."""
+    files = _yaml_files()
+    assert len(files) > 50
+    for path in files:
+        text = path.read_bytes().decode("utf-8", "surrogateescape")
+        try:
+            fast = list(yaml.load_all(text, Loader=strict._CStrictLoader))  # noqa: S506
+        except Exception:  # noqa: BLE001 - a refusal is always re-worded by the pure loader
+            continue
+        assert fast == list(yaml.load_all(text, Loader=strict._StrictLoader)), path  # noqa: S506
+
+
+@pytest.mark.parametrize("text", [
+    "a: 1\nb: [1, 2, {c: d}]\n",
+    "a: &x 1\nb: *x\n",  # aliases refused
+    "a: 1\na: 2\n",  # duplicate key
+    "a: !!binary aGk=\n",
+    "a: 2020-02-31\n",
+    "a: 1\n---\nb: 2\n",
+    "a: [1, 2\n",
+    "a: " + "[" * 70 + "]" * 70 + "\n",
+    "x: \"\\ud800\"\n",
+    "k: 1234567890123456789012345678901234567890\n",
+])
+def test_loads_yaml_same_value_or_message_as_pure_python(monkeypatch, text):
+    def outcome():
+        strict._YAML_MEMO.clear()
+        try:
+            return ("ok", strict.loads_yaml(text, "f.yaml"))
+        except SkillEvalError as exc:
+            return ("err", str(exc))
+
+    fast = outcome()
+    monkeypatch.setattr(strict, "_CStrictLoader", None)
+    assert fast == outcome()
+    assert outcome() == fast  # a memo hit is indistinguishable from a parse
+
+
+def test_yaml_memo_returns_private_copies():
+    strict._YAML_MEMO.clear()
+    first = strict.loads_yaml("a: {b: [1]}\n", "f.yaml")
+    first["a"]["b"].append(2)
+    assert strict.loads_yaml("a: {b: [1]}\n", "f.yaml") == {"a": {"b": [1]}}
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": "\\ud800"}', '{"a": "\\uD83D\\uDE00"}', '{"a": "\\u00e9"}', '{"\\udc00": 1}',
+    "[" * 63 + "]" * 63, "[" * 64 + "]" * 64, "[" * 65 + "]" * 65,
+    '{"a": [' + ", ".join(["{}"] * 80) + "]}",
+    '{"a": 1e400}', '{"a": NaN}', '{"a": 1234567890123456789012345678901}',
+])
+def test_loads_json_precheck_keeps_every_refusal(monkeypatch, text):
+    def outcome():
+        try:
+            return ("ok", strict.loads_json(text, "f.json"))
+        except SkillEvalError as exc:
+            return ("err", str(exc))
+
+    fast = outcome()
+    monkeypatch.setattr(strict, "_plainly_within_limits", lambda text, value: False)
+    assert fast == outcome()
+
+
+def test_bundle_fast_read_matches_careful_path(tmp_path, monkeypatch):
+    root = tmp_path / "b"
+    (root / "captured" / "1.out.d").mkdir(parents=True)
+    (root / "meta.json").write_text("{}")
+    (root / "empty").write_bytes(b"")
+    (root / "captured" / "1.out.d" / "r.json").write_text("[1]")
+    (root / "big").write_bytes(b"x" * 100)
+    os.symlink("meta.json", root / "link")
+    os.symlink("captured", root / "dirlink")
+    os.mkfifo(root / "fifo")
+    names = ["meta.json", "empty", "captured/1.out.d/r.json", "big", "link", "dirlink/1.out.d/r.json", "fifo",
+             "captured", "nope", "nodir/x", "./meta.json", "a/../meta.json", "/etc/passwd", "x\\y", ""]
+
+    def outcome(name):
+        try:
+            return ("ok", bundle.Bundle(root=root, max_bytes=50).read_bytes(name))
+        except SkillEvalError as exc:
+            return ("err", str(exc))
+
+    fast = [outcome(n) for n in names]
+    monkeypatch.setattr(bundle, "_fast_read", lambda *a: None)
+    assert fast == [outcome(n) for n in names]
+
+
+def test_scan_tree_lists_like_rglob_and_refuses_escaping_links(tmp_path):
+    tree = tmp_path / "ev"
+    for rel in ("a/1/meta.json", "a/2/x/meta.json", "b/meta.json", "c/notmeta.json"):
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text("{}")
+    os.symlink("../b", tree / "a" / "lnk")  # a link inside the repository: listed like rglob would, not entered
+    top, found = fsio.scan_tree(tmp_path, "ev", "meta.json")
+    assert top == tree
+    assert sorted(found) == sorted(str(p) for p in tree.rglob("meta.json"))
+    os.symlink("/etc", tree / "b" / "out")
+    with pytest.raises(SkillEvalError, match="outside the repository"):
+        fsio.scan_tree(tmp_path, "ev", "meta.json")
+    with pytest.raises(SkillEvalError, match="outside the repository"):
+        fsio.repo_tree(tmp_path, "ev")
+
+
+def test_local_paths_one_read_equals_the_two_checks(tmp_path):
+    home = "/home/recorder"
+    tree = tmp_path / "agent-evals" / "evidence"
+    layout = ["s/skill-agent/r1/item/0", "s/skill-agent/r1/item/1", "trigger/skill-agent/r2/p/0"]
+    for i, rel in enumerate(layout):
+        b = tree / rel
+        (b / "captured" / "1.out.d").mkdir(parents=True)
+        (b / "facts").mkdir()
+        (b / "meta.json").write_text("{}")
+        (b / "final.md").write_text(f"see {home}/x and /tmp/sandbox-{i}-abcdefgh/work\n")
+        (b / "captured" / "1.out").write_text(f"{home}/y /tmp/sandbox-abcdefgh\n")
+        (b / "captured" / "1.out.d" / "r.json").write_text("/tmp/sandbox-abcdefgh")
+        (b / "facts" / "f.json").write_text(home)
+        (b / "events.jsonl").write_text("clean\n")
+    nested = tree / layout[0] / "deeper"  # a meta.json below a bundle: a bundle for the sandbox check only
+    nested.mkdir()
+    (nested / "meta.json").write_text("/tmp/sandbox-zzzzzzzz")
+    from skill_eval.scorecard.runs import bundle_dirs
+
+    want = (check_evidence(tree, tmp_path), local_paths.home_hits(tree, tmp_path, home))
+    assert want[0] and want[1]
+    assert local_paths._scan(tree, tmp_path, home, bundle_dirs(tree)) == want
+    assert local_paths._scan(tree, tmp_path, "/", bundle_dirs(tree)) == (want[0], [])
+
+
+@pytest.mark.parametrize("mapping", [{}, {b"/private/store/1.out.d/0/report.json": b"report.json"}])
+def test_recorder_stream_tees_digests_and_persists_the_same_bytes(tmp_path, mapping):
+    """The copy loop forwards, one helper thread hashes, another persists: the agent's bytes, the
+    captured file and the recorded digest are one and the same (substituted) stream, across chunks."""
+    import hashlib
+    import threading
+
+    from skill_eval.runner import recorder
+    from skill_eval.runner.outputs import Substituter
+
+    key = next(iter(mapping), b"")
+    payload = b"".join(os.urandom(4093) + (key if i % 3 == 0 else b"") for i in range(800))  # ~3.3 MiB
+    sub = Substituter(mapping)
+    want = sub.feed(payload) + sub.flush()  # the whole stream at once: what chunked teeing must reproduce
+    assert (want != payload) == bool(mapping)
+    src_r, src_w = os.pipe()
+    dst_r, dst_w = os.pipe()
+    got = bytearray()
+    reader = threading.Thread(target=_drain, args=(dst_r, got))
+    reader.start()
+    writer = threading.Thread(target=lambda: (_feed(src_w, payload), os.close(src_w)))
+    writer.start()
+    cap = tmp_path / "cap"
+    stream = recorder._Stream(src_r, dst_w, str(cap), mapping)
+    while stream.open:
+        stream.pump()
+    result = stream.result("captured/1.out")
+    os.close(dst_w)
+    writer.join()
+    reader.join()
+    os.close(dst_r)
+    assert bytes(got) == want == cap.read_bytes()
+    assert result == {"path": "captured/1.out", "sha256": hashlib.sha256(want).hexdigest(), "bytes": len(want)}
+    assert stream.subst.count == (len(range(0, 800, 3)) if mapping else 0)
+
+
+def _drain(fd: int, into: bytearray) -> None:
+    while chunk := os.read(fd, 1 << 16):
+        into.extend(chunk)
+
+
+def _feed(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view[: 1 << 15]):]
