@@ -286,3 +286,16 @@ def test_unreachable_recorder_makes_the_run_incomplete(repo_copy: Path, monkeypa
     meta = json.loads((b / "meta.json").read_text())
     assert meta["status"] == "incomplete" and meta["outcome"] == "infra_error" and meta["isolation"] == "none"
     assert b"exit=125" in (b / "raw/stream.jsonl").read_bytes() and calls_of(b) == []
+
+
+def test_a_tree_the_runner_cannot_digest_is_sealed_as_the_agents_failure(repo_copy: Path, capsys):
+    """A symlink left in the work tree makes the tree undigestable: sealing nothing would erase the run
+    (and give the agent a fresh try on resume); it is sealed as an agent_error that grades failed."""
+    script = write_script(repo_copy, "leave-a-link", ["ln -s /etc/passwd escape-link"])
+    run(repo_copy, script, "link")
+    b = bundle(repo_copy, "link")
+    meta = json.loads((b / "meta.json").read_text())
+    assert meta["status"] == "error" and meta["outcome"] == "agent_error", meta
+    assert "escape-link is a symlink" in meta["status_reason"] and "/tmp/" not in meta["status_reason"]
+    graded = grade(repo_copy, b, capsys)
+    assert graded["passed"] is False and "bundle" in graded["failures"], graded

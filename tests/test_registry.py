@@ -172,6 +172,7 @@ def test_a_mode_init_command_must_be_run_once(tmp_path):
     (lambda r: r["oracle"]["worktree-clean"].update(action=5), "names action 5, which does not exist"),
     (lambda r: r["oracle"]["worktree-clean"].update(predicate="made-up"), "is not one of"),
     (lambda r: r["oracle"]["notes-say-hello"].pop("text"), "'text' is a required property"),
+    (lambda r: r["oracle"]["notes-say-hello"].update(text=""), "should be non-empty"),  # "" is in every file
     (lambda r: r["oracle"]["worktree-clean"].update(globs=["*"]), "should not be valid"),
     (lambda r: r["oracle"].update({"Bad Name": {"predicate": "command-exit-zero", "action": 0}}), "does not match"),
     (lambda r: r.update(oracle={}), "should be non-empty"),

@@ -132,14 +132,16 @@ def test_scripted_evidence_is_incomplete_never_pass(cfg, tmp_path):
     assert any("scripted model" in x for x in r.record["reasons"])
 
 
-def test_unisolated_evidence_is_incomplete_never_pass(cfg, tmp_path):
-    """issue 7: the release profile refuses unisolated evidence unless waived (it is incomplete, waivable)."""
-    record_all(cfg, **{c: {"isolation": "none"} for c in CASES})
+@pytest.mark.parametrize("level", ["none", "uid"])
+def test_unisolated_evidence_is_incomplete_never_pass(cfg, tmp_path, level):
+    """issue 7: the release profile refuses unisolated evidence unless waived (it is incomplete, waivable).
+    `uid` too: the agent runs as another uid, but the runner's own tools (the tool jail) do not."""
+    record_all(cfg, **{c: {"isolation": level} for c in CASES})
     st = do_stage(cfg, tmp_path)
     assert {c["state"] for c in st.record["snapshot"]["cases"].values()} == {"incomplete"}
     r = resume(cfg, st, fill(st, {c: "inconclusive" for c in CASES}))
     assert r.record["outcome"] == "incomplete"
-    assert any("isolation 'none'" in x for x in r.record["reasons"])
+    assert any(f"isolation {level!r}" in x for x in r.record["reasons"])
 
 
 @pytest.mark.parametrize("kind", ["timeout", "unjudged", "missing-released", "missing-run"])

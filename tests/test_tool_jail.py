@@ -104,3 +104,19 @@ def test_the_jail_has_no_network_and_a_read_only_system(tmp_path: Path, repo: Pa
         assert facts[2]["exit_code"] == 0 and (box.work / "inside.txt").read_text() == "ok\n"
     finally:
         box.cleanup()
+
+
+def test_no_capabilities_in_the_jail_or_the_agents_view(tmp_path: Path, repo: Path):
+    """Root inside bwrap keeps its capabilities unless dropped: umount/remount would undo every hiding."""
+    box = _box(tmp_path, repo, "bwrap")
+    try:
+        facts = box.run_actions([["sh", "-c", "grep -q '^CapEff:[[:space:]]*0000000000000000$' /proc/self/status"],
+                                 ["sh", "-c", f"umount -l {box.root.parent} 2>/dev/null"],
+                                 ["sh", "-c", "mount -o remount,rw / 2>/dev/null"]]).facts["actions"]
+        assert [f["exit_code"] == 0 for f in facts] == [True, False, False]
+        view = isolation.agent_view(repo, box.root.parent, writable=[box.work], readonly=[], cwd=box.work)
+        res = subprocess.run(isolation.wrap("bwrap", ["grep", "^CapEff", "/proc/self/status"], view),
+                             capture_output=True, text=True, timeout=60)
+        assert res.returncode == 0 and res.stdout.split()[1] == "0000000000000000", res.stdout
+    finally:
+        box.cleanup()

@@ -43,8 +43,13 @@ def _check_name(rel: str, root: object) -> None:
         raise InputError(f"path {rel!r} is not valid UTF-8", source=root, fix="rename the file") from None
 
 
-def walk_tree(root: Path, *, skip_dirs: frozenset[str] = frozenset({".git"})) -> list[TreeEntry]:
-    """Read every regular file below root, refusing what a digest cannot represent."""
+def walk_tree(root: Path, *, skip_dirs: frozenset[str] = frozenset({".git"}), top_level_skip: bool = False
+              ) -> list[TreeEntry]:
+    """Read every regular file below root, refusing what a digest cannot represent.
+
+    skip_dirs are left out (at any depth, or only directly under root with top_level_skip: a
+    sandbox's own `.git` is the runner's business, a nested one is content); a skipped name that
+    is a symlink is still refused — `.git -> elsewhere` must not vanish from a digest."""
     if root.is_symlink():
         raise InputError("is a symlink; hashed trees may not contain symlinks", source=root)
     if not root.is_dir():
@@ -52,7 +57,6 @@ def walk_tree(root: Path, *, skip_dirs: frozenset[str] = frozenset({".git"})) ->
     entries: list[TreeEntry] = []
     seen_inodes: dict[tuple[int, int], str] = {}
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in skip_dirs)
         base = Path(dirpath)
         for d in dirnames:
             if (base / d).is_symlink():
@@ -61,6 +65,8 @@ def walk_tree(root: Path, *, skip_dirs: frozenset[str] = frozenset({".git"})) ->
                     source=root,
                     fix="replace the link with the real directory",
                 )
+        skipping = skip_dirs if (not top_level_skip or base == root) else frozenset()
+        dirnames[:] = sorted(d for d in dirnames if d not in skipping)
         for name in filenames:
             full = base / name
             rel = full.relative_to(root).as_posix()

@@ -9,7 +9,7 @@ command proves nothing. Each assertion then maps to exactly one predicate.
 
 from __future__ import annotations
 
-import fnmatch
+import re
 from typing import Any
 
 from skill_eval import hashing, strict
@@ -18,7 +18,8 @@ from skill_eval.content import Scenario
 from skill_eval.errors import SkillEvalError, message_of
 from skill_eval.vocab import CheckStatus
 
-PREDICATES = ("command-exit-zero", "validation-pass", "git-worktree-clean", "git-managed-paths-only", "file-contains")
+PREDICATES = ("command-exit-zero", "validation-pass", "git-worktree-clean", "git-managed-paths-only", "file-contains",
+              "git-head-unchanged")
 BLOB_DIR = "facts/blobs"
 
 
@@ -40,6 +41,9 @@ def _git_worktree_clean(fact: dict[str, Any], spec: dict[str, Any], bundle: Bund
         return "no git worktree digest was recorded"
     if fact["git_before"] != fact["git_after"]:
         return "the git worktree digest changed"
+    if fact["tree_before"] != fact["tree_after"]:
+        # the runner's own tree digest: git's view can be narrowed by the agent's index flags/config
+        return "the work tree changed (runner tree digest) although git reported no change"
     return None
 
 
@@ -47,8 +51,45 @@ def _git_managed_paths_only(fact: dict[str, Any], spec: dict[str, Any], bundle: 
     globs = spec.get("globs")
     if not globs:
         return "the assertion declares no globs"
-    outside = [p for p in fact["changed_paths"] if not any(fnmatch.fnmatchcase(p, g) for g in globs)]
+    outside = [p for p in fact["changed_paths"] if not any(_glob_match(p, g) for g in globs)]
     return f"changed paths outside {globs}: {outside}" if outside else None
+
+
+def _git_head_unchanged(fact: dict[str, Any], spec: dict[str, Any], bundle: Bundle) -> str | None:
+    """No commit (or reset) since seeding: HEAD's object id when the action started equals the one the
+    runner recorded right after the seed recipe. Unlike `git merge-base --is-ancestor HEAD <tag>`, the
+    agent cannot satisfy it by moving a tag or a branch."""
+    seed = (bundle.facts or {}).get("seed") if bundle is not None else None
+    seeded = seed.get("head") if isinstance(seed, dict) else None
+    if seeded is None:
+        return "no HEAD was recorded after seeding (the scenario needs a seed recipe that commits)"
+    head = fact.get("head")
+    if head is None:
+        return "no HEAD was recorded for this action"
+    return None if head == seeded else f"HEAD moved from the seeded {seeded[:12]} to {head[:12]}: a commit or reset was made"
+
+
+def _glob_match(path: str, pattern: str) -> bool:
+    """Path glob where `*` and `?` stay inside one path segment and `**` spans segments
+    (fnmatch's `*` crosses `/`, so `changes/*.md` would admit `changes/a/b.md`)."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.fullmatch("".join(out), path) is not None
 
 
 def _file_contains(fact: dict[str, Any], spec: dict[str, Any], bundle: Bundle) -> str | None:
@@ -72,6 +113,7 @@ _IMPL = {
     "git-worktree-clean": _git_worktree_clean,
     "git-managed-paths-only": _git_managed_paths_only,
     "file-contains": _file_contains,
+    "git-head-unchanged": _git_head_unchanged,
 }
 
 

@@ -58,7 +58,8 @@ TERMS: dict[str, str] = {
     "k": "runs per (scenario, arm) (default 3); zero-tolerance dimensions use pass^k: every run must pass.",
     "oracle": "a scenario's command oracle: `actions` the runner executes after the agent (after the fixture's "
               "seed.json recipe and `setup` before it), and assertions over the facts it records (facts.json): "
-              "command-exit-zero, validation-pass, git-worktree-clean, git-managed-paths-only, file-contains. A "
+              "command-exit-zero, validation-pass, git-worktree-clean, git-managed-paths-only, file-contains, "
+              "git-head-unchanged. A "
               "category `oracle` scenario is graded by it alone (no verdict: dimensions 2, 3 and 6 do not apply). A "
               "receipt that does not match the declared actions or seed fails the bundle; a `zero_tolerance` "
               "assertion must hold in all k runs; others are baseline-gated as the `oracle` rate.",

@@ -156,9 +156,9 @@ def run_entry(cfg: Config, cur: freshness.Current, catalog: Catalog, raw_root: P
         else:
             reasons = ([f"stale: {stale[0]}"] if stale else []) + (
                 ["recorded with a scripted model: not a completed release arm"] if meta.get("scripted") is True else []) + (
-                [f"recorded with isolation {meta.get('isolation', 'none')!r}: the agent was not sandboxed (OS sandbox "
-                 "unavailable), so its evidence is incomplete unless waived"]
-                if meta.get("isolation", "none") == "none" else []) + (
+                [f"recorded with isolation {meta.get('isolation', 'none')!r}: the agent and the runner's own tools were "
+                 "not in an OS sandbox (bubblewrap unavailable), so its evidence is incomplete unless waived"]
+                if meta.get("isolation", "none") != "bwrap" else []) + (
                 [f"dimension(s) {g.incomplete()} not judged (missing grade)"] if g.incomplete() else []) + (
                 [f"dimension(s) {scripted_judge} judged by a scripted judge"] if (scripted_judge := _scripted_judge(path, catalog)) else [])
             state = "incomplete" if reasons else "pass"

@@ -25,7 +25,7 @@ from skill_eval import __version__, claim, freshness, outcomes, shim, strict
 from skill_eval.adapters import LaunchContext, get_adapter, is_loopback
 from skill_eval.adapters.base import Adapter, NormalizedRun
 from skill_eval.config import AgentDefaults, Config
-from skill_eval.errors import ConfigError
+from skill_eval.errors import ConfigError, message_of
 from skill_eval.formats import FORMATS
 from skill_eval.generate import SKILL_DOMAIN
 from skill_eval.hashing import TreeEntry, digest_entries, sha256_bytes, tree_digest
@@ -36,7 +36,7 @@ from skill_eval.runner import isolation
 from skill_eval.runner.bundle_writer import BundleWriter, held_path
 from skill_eval.runner.normalize import PathScrubber, scrub_captured, scrub_run
 from skill_eval.runner.plan import RunItem, bundle_path, evidence_root
-from skill_eval.runner.sandbox import Sandbox, watch_paths
+from skill_eval.runner.sandbox import Sandbox, SandboxError, watch_paths
 from skill_eval.runner.secrets import check_injectable, injected_secrets
 from skill_eval.vocab import BundleStatus
 
@@ -373,9 +373,19 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         outcome = outcomes.derive(status, reason, turns=turns, infra=bool(infra))  # the one rule (skill_eval.outcomes)
         calls = box.calls()
         scrub_captured(scrubber, calls, box.record)  # abicheck prints the absolute paths it compared
-        sandbox_block = box.finish()
         sc = item.scenario  # facts.json receipts the actions and/or the fixture's seed recipe
-        facts = box.run_actions(sc.actions, watch=watch_paths(sc)) if sc is not None and (sc.actions or sc.seed) else None
+        try:
+            sandbox_block = box.finish()
+            facts = box.run_actions(sc.actions, watch=watch_paths(sc)) if sc is not None and (sc.actions or sc.seed) else None
+        except SandboxError as exc:
+            # The agent left a tree no digest can represent (e.g. a symlink): sealing nothing would let
+            # it erase a failing run and get a fresh try on resume, so the run is sealed as its error.
+            sandbox_block = {"before": box.initial.digest} if box.initial is not None else {}
+            facts = None
+            if not infra:
+                detail = message_of(exc).rsplit(f"{box.work}: ", 1)[-1]  # no machine-local path in the bundle
+                status, reason = "error", f"agent_error: work tree cannot be digested ({detail}); {reason}".strip("; ")[:2000]
+                outcome = outcomes.derive(status, reason, turns=turns)
         parsed = claim.extract(nr.final_text, cfg.subject)
         meta: dict[str, Any] = {
             "schema_version": FORMATS["meta"], "kind": item.kind, "arm": item.arm, "run_id": item.run_id, "k": item.k,

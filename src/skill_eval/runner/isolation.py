@@ -129,8 +129,10 @@ def _under(path: Path, roots: Iterable[Path]) -> bool:
 
 def bwrap_argv(view: View, *, network: bool = True) -> list[str]:
     exe = shutil.which("bwrap") or "bwrap"
-    argv = [exe, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-            *([] if network else ["--unshare-net"]),
+    # --cap-drop ALL: run as root, bwrap would keep every capability, and a process inside could
+    # `umount` the tmpfs hiding the repository or `mount -o remount,rw /` (tests/test_tool_jail.py).
+    argv = [exe, "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc",
+            "--unshare-uts", *([] if network else ["--unshare-net"]),
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]  # noqa: S108 - a private /tmp
     for h in view.hidden:
         if h.is_dir() and h != Path("/"):
@@ -178,9 +180,14 @@ def tool_jail(level_name: str, hidden: Sequence[Path], writable: Sequence[Path],
     if level_name != "bwrap":
         return ToolJail(None)
     package = Path(__file__).resolve().parents[1]
-    exposed = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), package, *(Path(p) for p in readonly)}
+    hidden_all = {Path(h) for h in hidden}
+    # path-named Unix sockets survive --unshare-net: other runs' or the host's, under /run and /var/tmp
+    hidden_all.update(p for p in (Path("/run"), Path("/var/run"), Path("/var/tmp")) if p.is_dir() and not p.is_symlink())  # noqa: S108 - hidden, not used
+    # an installation that is (or contains) a hidden root would re-expose it: only the Python prefixes then
+    tools = {Path(p) for p in readonly if not any(h == Path(p) or Path(p) in h.parents for h in hidden_all)}
+    exposed = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), package, *tools}
     return ToolJail(View(tuple(Path(w) for w in writable), tuple(sorted(exposed)),
-                         tuple(sorted(Path(h) for h in hidden)), Path("/")))
+                         tuple(sorted(hidden_all)), Path("/")))
 
 
 def wrap(level_name: str, argv: Sequence[str], view: View | None) -> list[str]:

@@ -104,7 +104,7 @@ class TreeState:
 def tree_state(root: Path) -> TreeState:
     """Fails closed (SandboxError) on what a tree digest cannot represent, e.g. a symlink the agent made."""
     try:
-        entries = hashing.walk_tree(root)
+        entries = hashing.walk_tree(root, top_level_skip=True)
     except InputError as exc:
         raise SandboxError(f"sandbox tree cannot be digested: {exc}") from None
     return TreeState(hashing.digest_entries(hashing.TREE_DOMAIN, entries),
@@ -123,31 +123,70 @@ def _installation(real: Path) -> Path:
     return real.parents[1] if (real.parents[1] / "pyvenv.cfg").is_file() else real.parent
 
 
-# Repository config is the agent's: these keys could run its code (fsmonitor hook, external diff) or
-# hide its changes from the digest (untracked cache); the command line overrides them.
+# Repository config (.git/config, .git/info/*) and the sandbox HOME are the agent's: these keys could
+# run its code (fsmonitor hook, external diff, textconv) or narrow what git reports (untracked cache,
+# excludes, attributes); the command line overrides them, and the environment below drops global config.
 GIT_SAFE = ("-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c", "core.hooksPath=/dev/null",
-            "-c", "diff.external=", "-c", "status.showUntrackedFiles=all")
+            "-c", "diff.external=", "-c", "status.showUntrackedFiles=all", "-c", "core.excludesFile=/dev/null",
+            "-c", "core.attributesFile=/dev/null")
+
+
+def _git_env(root: Path, env: Mapping[str, str]) -> dict[str, str]:
+    """The runner's git environment: no global/system config, this tree's .git and worktree only."""
+    out = {k: v for k, v in env.items() if not k.startswith("GIT_")}
+    out.update({"HOME": "/nonexistent", "XDG_CONFIG_HOME": "/nonexistent", "GIT_CONFIG_GLOBAL": "/dev/null",
+                "GIT_CONFIG_NOSYSTEM": "1", "GIT_DIR": str(root / ".git"), "GIT_WORK_TREE": str(root),
+                "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"})
+    return out
+
+
+def git_head(root: Path, env: Mapping[str, str], prefix: Sequence[str] = ()) -> str | None:
+    """HEAD's object id from the runner's own git (None: no repository, no commit, or git failed).
+
+    An object id cannot be forged the way a tag or a branch can be moved: `git-head-unchanged`
+    compares it with the one recorded right after seeding."""
+    dot_git = root / ".git"
+    if dot_git.is_symlink() or not dot_git.is_dir():
+        return None
+    res = subprocess.run([*prefix, "git", *GIT_SAFE, "rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=root,
+                         env=_git_env(root, env), capture_output=True, timeout=60)
+    oid = res.stdout.strip().decode("ascii", "replace")
+    return oid if res.returncode == 0 and oid else None
 
 
 def git_digest(root: Path, env: Mapping[str, str], prefix: Sequence[str] = ()) -> str | None:
-    """Digest of the git worktree state (HEAD, porcelain status, tracked diff), or None if not a repo.
+    """Digest of the git worktree state (HEAD, full porcelain status, tracked diff), or None.
 
     `git-worktree-clean` compares two of these, so the status alone is not enough: a second edit of
-    an already-modified file keeps the status line and changes the diff. prefix: the tool jail (the
-    repository's config is the agent's).
+    an already-modified file keeps the status line and changes the diff. None — which fails every
+    git predicate — when there is no repository, when `.git` is not a real directory, when any git
+    command fails (a constant error marker on both sides would read as "unchanged"), or when the
+    index hides paths from git itself (assume-unchanged / skip-worktree flags the agent could set).
+    prefix: the tool jail.
     """
-    if not (root / ".git").exists():
+    dot_git = root / ".git"
+    if dot_git.is_symlink() or not dot_git.is_dir():
         return None
+    genv = _git_env(root, env)
 
-    def git(*args: str) -> bytes:
-        res = subprocess.run([*prefix, "git", *GIT_SAFE, *args], cwd=root, env=dict(env), capture_output=True,
+    def git(*args: str) -> bytes | None:
+        res = subprocess.run([*prefix, "git", *GIT_SAFE, *args], cwd=root, env=genv, capture_output=True,
                              timeout=60)
-        return res.stdout if res.returncode == 0 else b"<exit %d>" % res.returncode
+        return res.stdout if res.returncode == 0 else None
 
-    head = git("rev-parse", "--verify", "-q", "HEAD").strip()
-    parts = [head, git("status", "--porcelain=v1", "-z", "--untracked-files=all")]
-    if not head.startswith(b"<exit"):
-        parts.append(git("diff", "--binary", "--no-ext-diff", "HEAD"))
+    listing = git("ls-files", "-v", "-z")
+    if listing is None or any(e[:1].islower() or e[:2] == b"S " for e in listing.split(b"\0") if e):
+        return None
+    head = git("rev-parse", "--verify", "-q", "HEAD")
+    status = git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching")
+    if status is None:
+        return None
+    parts = [head.strip() if head is not None else b"<no HEAD>", status]
+    if head is not None:
+        diff = git("diff", "--binary", "--no-ext-diff", "--no-textconv", "HEAD")
+        if diff is None:
+            return None
+        parts.append(diff)
     data = GIT_DOMAIN.encode() + b"\0" + b"\0".join(parts)
     return hashing.sha256_bytes(data)
 
@@ -172,6 +211,7 @@ class ActionFact:
     changed_paths: list[str]
     validation: dict[str, bool] | None
     files: dict[str, str] = field(default_factory=dict)
+    head: str | None = None  # HEAD's object id when the action started (git-head-unchanged)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -368,7 +408,8 @@ class Sandbox:
                 raise SandboxError(f"seed command {i} {list(argv)} exited {code}: {tail[0][:200]}")
         state = self.tree()
         files = {f.path: (state.files[f.path][1] if f.path in state.files else None) for f in seed.files}
-        self.seed_facts = {"commands": commands, "files": files, "tree_after": state.digest}
+        self.seed_facts = {"commands": commands, "files": files, "tree_after": state.digest,
+                           "head": git_head(self.work, self.runner_env, self.jail.argv(self.work))}
 
     # -- running commands ------------------------------------------------------------------
     def _exec(self, argv: list[str], env: Mapping[str, str], timeout: float) -> tuple[int, bytes, bytes]:
@@ -415,6 +456,7 @@ class Sandbox:
         facts, blobs, streams = [], {}, []
         for i, argv in enumerate(actions):
             before = self.tree()
+            head_oid = git_head(self.work, self.runner_env, self.jail.argv(self.work))
             git_before = git_digest(self.work, self.runner_env, self.jail.argv(self.work))
             code, out, err = self._exec(list(argv), self.runner_env, timeout)
             after = self.tree()
@@ -429,7 +471,7 @@ class Sandbox:
                 index=i, argv=list(argv), exit_code=code, stdout_sha256=hashing.sha256_bytes(out),
                 stderr_sha256=hashing.sha256_bytes(err), tree_before=before.digest, tree_after=after.digest,
                 git_before=git_before, git_after=git_digest(self.work, self.runner_env, self.jail.argv(self.work)),
-                changed_paths=changed_paths(self.initial, after), validation=_validation(out), files=files,
+                changed_paths=changed_paths(self.initial, after), validation=_validation(out), files=files, head=head_oid,
             ).to_dict())
             streams.append((out, err))
         head: dict[str, Any] = {"schema_version": FORMATS["facts"]}
