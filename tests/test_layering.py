@@ -30,7 +30,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "ARCHITECTURE.md"
 # layer. Two layers of the same rank are independent: neither imports the other.
 LAYERS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (0, "core", ("__init__", "errors", "vocab", "fastschema", "strict", "formats", "outcomes", "fsio", "hashing",
-                 "schemas", "output", "stats", "isolation")),
+                 "schemas", "output", "stats", "isolation", "memo")),
     (1, "content", ("config", "content", "skills", "generate", "inputs", "rerecord", "evals_json", "harbor", "claim",
                     "bundle", "judge", "pack", "selection", "freshness", "oracles", "registry")),
     (2, "grading", ("graders.*", "gates", "baselines", "golden", "regrade", "evidence", "checks.*")),
@@ -41,14 +41,8 @@ LAYERS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
 )
 
 # Known exceptions, each with its reason. The test fails if one is no longer needed (delete it then).
-KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"freshness", "regrade"}): (
-        "function-level both ways: freshness.current() reads the memo of regrade.sharing(); the fix is moving "
-        "sharing()/shared_memo() into a leaf module below both (regrade.py was being reworked for speed)"),
-}
-KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    ("freshness", "regrade"): "the same memo (see KNOWN_CYCLES)",
-}
+KNOWN_CYCLES: dict[frozenset[str], str] = {}
+KNOWN_UPWARD: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)

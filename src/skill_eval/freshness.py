@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skill_eval import memo as memo_mod
 from skill_eval import pack as pack_mod
 from skill_eval.config import Config
 from skill_eval.skills import Skill, discover
@@ -68,10 +69,8 @@ class Current:
 
 
 def current(cfg: Config) -> Current:
-    """The current digests. Inside `regrade.sharing()` (one `pr` or evidence check) computed once per Config."""
-    from skill_eval import regrade
-
-    memo = regrade.shared_memo()
+    """The current digests. Inside `memo.sharing()` (one `pr` or evidence check) computed once per Config."""
+    memo = memo_mod.shared_memo()
     key = ("freshness.current", id(cfg))
     if memo is not None and key in memo:
         shared: Current = memo[key][1]

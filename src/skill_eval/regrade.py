@@ -15,7 +15,6 @@ to the serial pass. Messages for broken meta.json files are rebuilt by the origi
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from skill_eval import isolation
+from skill_eval import memo as memo_mod
 from skill_eval.config import Config
 
 LAYOUT_DEPTH = 5  # <skill|trigger>/<arm>/<run-id>/<item>/<k>
@@ -66,7 +66,7 @@ def meta_paths(root: Path) -> list[str]:
 
     Kept as strings (a Path costs ~4x the memory); sorting with "/" mapped below every other
     character orders them exactly as their Paths' part tuples would."""
-    memo = _SHARED
+    memo = memo_mod.shared_memo()
     if memo is not None and ("meta_paths", str(root)) in memo:
         cached: list[str] = memo[("meta_paths", str(root))]
         return cached
@@ -82,8 +82,9 @@ def _path_order(paths: Iterable[str]) -> list[str]:
 def remember_meta_paths(root: Path, paths: list[str]) -> None:
     """Keep a listing of root's meta.json files (from a walk the caller made anyway) for this
     `sharing()` block, so `meta_paths` does not walk the tree again."""
-    if _SHARED is not None:
-        _SHARED[("meta_paths", str(root))] = _path_order(paths)
+    shared = memo_mod.shared_memo()
+    if shared is not None:
+        shared[("meta_paths", str(root))] = _path_order(paths)
 
 
 class SlimGrade:
@@ -261,36 +262,16 @@ def run(cfg: Config, root: Path, fresh: Callable[[dict[str, Any]], list[str]], c
 
 
 # -- sharing one pass between the freshness and evidence steps of `pr` ----------------------
-_SHARED: dict[Any, Any] | None = None  # str flags and (name, ...) memo keys
-
-
-@contextlib.contextmanager
-def sharing(*, passes: bool = False, slim: bool = False) -> Iterator[None]:
-    """Memoise within this block: `freshness.current` once per Config (nothing on disk changes
-    during a check) and, with `passes=True` (what `pr` uses), the evidence pass once per evidence
-    root, so the freshness and evidence steps read each bundle once. `slim`: the pass keeps
-    SlimGrades (pr's text mode). Nested blocks share the outermost memo and its flags."""
-    global _SHARED
-    if _SHARED is not None:
-        yield
-        return
-    _SHARED = {"passes": passes, "slim": slim}
-    try:
-        yield
-    finally:
-        _SHARED = None
-
-
-def shared_memo() -> dict[Any, Any] | None:
-    """The memo of the active `sharing()` block, or None outside one."""
-    return _SHARED
+# sharing one pass between the freshness and evidence steps of `pr`: the memo lives in skill_eval.memo
+sharing = memo_mod.sharing  # re-exported: callers say `regrade.sharing()`
+shared_memo = memo_mod.shared_memo
 
 
 def scripted_share() -> tuple[int, int]:
     """(bundles recorded with scripted model turns, bundles graded) in the active pass memo — what
     `pr`'s summary line says about the evidence it re-graded (scripted evidence is labelled everywhere)."""
     scripted = total = 0
-    for key, results in (_SHARED or {}).items():
+    for key, results in (memo_mod.shared_memo() or {}).items():
         if isinstance(key, tuple) and key and key[0] == "survey":
             for r in results:
                 if r.grade is not None:
@@ -299,8 +280,7 @@ def scripted_share() -> tuple[int, int]:
     return scripted, total
 
 
-def is_sharing() -> bool:
-    return _SHARED is not None
+is_sharing = memo_mod.is_sharing
 
 
 def survey(cfg: Config, root: Path, *, cur: Any = None, grade: bool = True, slim: bool | None = None) -> Iterator[Result]:
@@ -310,7 +290,7 @@ def survey(cfg: Config, root: Path, *, cur: Any = None, grade: bool = True, slim
     `grade` says: the evidence step will need it) and replayed to later callers; otherwise the
     Results are streamed and not kept. `cur`: current digests the caller already has;
     `slim`: SlimGrades (default: the sharing block's flag, else False)."""
-    memo = _SHARED
+    memo = memo_mod.shared_memo()
     key = ("survey", str(root.resolve()))
     if memo is not None and key in memo:
         return iter(memo[key])
