@@ -26,8 +26,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skill_eval import schemas, shim
+from skill_eval.runner.client import install_client
 from skill_eval.runner.outputs import OutputOptions, Substituter, parse_outputs
-from skill_eval.runner.recorder import Recorder, install_client, record_call
+from skill_eval.runner.recorder import Recorder, record_call
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIM_SOURCE = ROOT / "src" / "skill_eval" / "shim.py"

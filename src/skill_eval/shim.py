@@ -25,7 +25,7 @@ import _socket
 import posix
 import sys
 
-SOCKET_PATH = ""  # filled in by skill_eval.runner.recorder.install_client
+SOCKET_PATH = ""  # filled in by skill_eval.runner.client.install_client
 PROTOCOL = b"SE1"
 EXIT_INFRA = 125  # the recorder could not run or record the call (not the tool's status)
 # The runner finds this in the transcript: the run's recording failed. Built by concatenation so that

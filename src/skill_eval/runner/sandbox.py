@@ -47,7 +47,8 @@ from skill_eval.errors import InputError, SkillEvalError
 from skill_eval.formats import FORMATS
 from skill_eval.inputs import InputRecorder
 from skill_eval.runner import isolation
-from skill_eval.runner.recorder import Recorder, install_client
+from skill_eval.runner.client import install_client
+from skill_eval.runner.recorder import Recorder
 from skill_eval.runner.secrets import (  # noqa: F401 - re-exported: the secrets API moved to runner.secrets
     CREDENTIAL_PATTERNS,
     MIN_SECRET_LEN,
