@@ -187,12 +187,18 @@ def _fast_read(root: Path, rel: str, max_bytes: int) -> bytes | _Missing | None:
         return _MISSING
     except OSError:
         return None
+    return _read_open(fd, max_bytes)
+
+
+def _read_open(fd: int, max_bytes: int) -> bytes | None:
+    """The bytes of an open regular file within the cap, or None (the careful path then decides and
+    words the refusal: not a file, too large, short or grown while read). Closes fd."""
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
             return None
         data = os.read(fd, st.st_size + 1)
-        return data if len(data) == st.st_size else None  # short or grown: the careful path decides
+        return data if len(data) == st.st_size else None
     except OSError:
         return None
     finally:
@@ -206,16 +212,7 @@ def _read_regular(path: Path, max_bytes: int) -> bytes | None:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)  # a FIFO must not hang
     except OSError:
         return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    return _read_open(fd, max_bytes)
 
 
 def safe_path(root: Path, rel: str) -> Path:
