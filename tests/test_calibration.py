@@ -54,11 +54,15 @@ def test_committed_pair_is_an_aa_and_says_how_complete_it_is(committed):
     assert len(committed["cells"]) == 1 and cell["model"] == "smollm2-135m"
     m = strict.load_json(TREE / "manifest.json")
     paired = cell["calibration"]["n_paired"]
-    assert paired >= 3 and cell["runs"][AA] >= 5 * paired
-    if m["complete"]:
+    if cell["calibration"]["status"] == stats.ERROR:
+        # too many A/A runs were infrastructure errors (e.g. a server-side runaway generation timing
+        # the run out): the pair calibrates nothing and says why — never a noise floor
+        assert cell["calibration"]["noise_floor"] is None and "infra errors" in cell["calibration"]["reason"]
+        assert m["measured"]["statuses"] and cell["runs"][AA] >= 5 * 6 and m["complete"] is True
+    elif m["complete"]:
         assert paired >= 6 and cell["runs"][MAIN] >= 30 and cell["calibration"]["status"] == "ok"
     else:
-        assert paired < 6 and cell["calibration"]["status"] == stats.INDETERMINATE
+        assert 3 <= paired < 6 and cell["runs"][AA] >= 5 * paired and cell["calibration"]["status"] == stats.INDETERMINATE
         assert cell["calibration"]["noise_floor"] is None and f"{paired} paired A/A scenario(s)" in cell["calibration"]["reason"]
     # a meta.json of the pair: real sampling recorded, A/A replicate marked
     metas = [strict.load_json(p) for p in sorted(TREE.rglob("meta.json"))]
@@ -72,7 +76,9 @@ def test_no_lift_is_called_on_aa_data_across_seeds(committed):
         lift = cell["lift_on_aa"]
         assert lift["seeds"] >= 20 and "overall" in lift["questions"] and len(lift["questions"]) >= 4
         assert lift["false_calls"] == 0, lift["examples"]
-        assert set(lift["verdicts"]) <= {stats.NO_LIFT, stats.INDETERMINATE}
+        # ERROR only where the pair itself is unusable (too many infra errors): never a lift call
+        allowed = {stats.NO_LIFT, stats.INDETERMINATE} | ({stats.ERROR} if cell["calibration"]["status"] == stats.ERROR else set())
+        assert set(lift["verdicts"]) <= allowed
 
 
 def _rec(item: str, replicate: str, passed: bool, check1: str = "pass") -> RunRecord:

@@ -58,6 +58,7 @@ E2E_ARMS = ("skill-agent", "baseline")
 CAL_ARM = "baseline"
 # timeout: a 1-turn run takes ~15-50 s on an idle 2-core machine; 180 s timed 9 of 60 runs out (infra
 # errors, not model noise) when the machine was shared, so the calibration allows 420 s
+CAL_N_CTX = 3072
 CAL_LIMITS = {"max_turns": 1, "max_tokens": 64, "max_total_tokens": 8000, "timeout": 420}
 CAL_SCENARIOS = ("review-removed-export", "review-changed-signature", "review-struct-layout", "review-enum-value",
                  "review-compatible-addition", "review-no-change")
@@ -127,7 +128,12 @@ def calibrate(root: Path, work: Path, *, scenarios: tuple[str, ...] = CAL_SCENAR
     repo = work / "repo"
     if not (repo / "skill-eval.toml").is_file():
         scratch_copy(root, repo)
-    settings = ServerSettings(seed=seed)
+    # n_ctx bounds a runaway reply: llama-cpp-python's function-calling path does not always honour
+    # max_tokens (a reply ran to 968 tokens under a 64 cap), and a non-streaming request the agent
+    # abandoned keeps the single-request server busy until its context is full, timing out the runs
+    # queued behind it. A 1-turn baseline prompt is ~1,000 tokens, so 3,072 leaves room and caps a
+    # runaway at ~80 s.
+    settings = ServerSettings(seed=seed, n_ctx=CAL_N_CTX)
     server = LocalServer(gguf, work / "server.log", settings=settings)
     lim = {**RUN_LIMITS, **CAL_LIMITS, **(limits or {})}
     try:
