@@ -258,7 +258,7 @@ def test_interrupt_kills_agents_and_seals_nothing(repo_copy: Path, tmp_path: Pat
         time.sleep(0.05)
     assert _sleepers(sandboxes, "30") == 2  # both agents are mid-run
     proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=30)
+    proc.wait(timeout=120)  # seconds alone; >30 s seen only late in a loaded full-suite run (under investigation)
     assert _processes_under(sandboxes) == []
     assert not list((repo_copy / EVIDENCE / "int").rglob("meta.json")), "an interrupted run is not evidence"
 

@@ -10,7 +10,9 @@ bundles are kept and skipped; an interrupted run leaves no partial bundle.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from skill_eval import freshness
@@ -67,6 +69,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if threading.current_thread() is threading.main_thread():
+        # A runner started in the background (`cmd &`, some CI wrappers) inherits SIGINT ignored and
+        # could then never be interrupted cleanly (agents killed, nothing half-sealed): restore it.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     cfg = load_config(args)
     agent = args.agent or cfg.agent.adapter
     opts = RunOptions(
