@@ -110,7 +110,7 @@ def test_disabling_judged_replay_or_oracles_is_caught(cfg, catalog, monkeypatch)
     monkeypatch.setattr(judged, "replay", lambda *a: ("pass", []))
     assert "bad-judged-failure" in mismatches(cfg, catalog)
     monkeypatch.undo()
-    monkeypatch.setattr(oracles, "grade", lambda b, s: ("not_applicable", [], {}))
+    monkeypatch.setattr(oracles, "grade", lambda b, s, *_: ("not_applicable", [], {}))
     assert "bad-oracle-missing-action" in mismatches(cfg, catalog)
 
 

@@ -200,14 +200,16 @@ def _seed_problems(recorded: dict[str, Any] | None, seed: Any) -> list[str]:
     return reasons
 
 
-def grade(bundle: Bundle, scenario: Scenario | None) -> tuple[CheckStatus, list[str], dict[str, bool]]:
+def grade(bundle: Bundle, scenario: Scenario | None, receipt: list[str] | None = None
+          ) -> tuple[CheckStatus, list[str], dict[str, bool]]:
     """(status, reasons, per-assertion pass) with status pass | fail | not_applicable.
 
-    The reasons are the receipt's problems (`receipt_problems`) then each failing assertion's;
-    an assertion whose action has no valid fact fails too."""
+    The reasons are the receipt's problems (`receipt_problems`, or `receipt` when the caller
+    already has them) then each failing assertion's; an assertion whose action has no valid fact
+    fails too."""
     actions = scenario.actions if scenario else ()
     oracle = scenario.oracle if scenario else {}
-    reasons = receipt_problems(bundle, scenario)
+    reasons = list(receipt) if receipt is not None else receipt_problems(bundle, scenario)
     facts = bundle.facts
     if not actions and not oracle:
         return ("fail" if reasons else "not_applicable"), reasons, {}

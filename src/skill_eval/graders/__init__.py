@@ -213,10 +213,11 @@ def grade_bundle(path: Path, catalog: Catalog, *, loaded: bundle_mod.Bundle | No
         for dim in judged.JUDGED:
             status, reasons = judged.replay(b.judgments, version, dim)
             checks[str(dim)] = Check(str(dim), status, reasons)
-        status, reasons, results = oracles.grade(b, ctx.scenario)
+        receipt = oracles.receipt_problems(b, ctx.scenario)  # computed once: its own check and the oracle's reasons
+        status, reasons, results = oracles.grade(b, ctx.scenario, receipt)
         if status != "not_applicable" or reasons:
             checks["oracle"] = Check("oracle", status, reasons)
-            checks[RECEIPT] = Check(RECEIPT, "pass", oracles.receipt_problems(b, ctx.scenario))
+            checks[RECEIPT] = Check(RECEIPT, "pass", receipt)
             for name, held in sorted(results.items()):
                 why = [r for r in reasons if r.startswith(f"assertion {name!r}")]
                 checks[ORACLE_PREFIX + name] = Check(ORACLE_PREFIX + name, "pass" if held else "fail", why)
