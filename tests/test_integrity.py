@@ -137,12 +137,12 @@ def test_swapped_inputs_are_visible_in_the_input_digests(repo_copy: Path):
 
 
 def test_recording_failure_is_sealed_incomplete_as_infra_error(repo_copy: Path, monkeypatch):
-    from skill_eval.runner import recorder
+    from skill_eval.runner import tee
 
     def full_disk(path: str):
         raise OSError(errno.ENOSPC, "No space left on device", path)
 
-    monkeypatch.setattr(recorder, "_open_capture", full_disk)
+    monkeypatch.setattr(tee, "_open_capture", full_disk)
     script = write_script(repo_copy, "fulldisk", ["abicheck compare old/libdemo.so.1 new/libdemo.so.1 -o json=report.json; "
                                                   "echo exit=$?"])
     assert run(repo_copy, script, "fulldisk") == 1

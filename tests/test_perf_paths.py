@@ -164,7 +164,7 @@ def test_recorder_stream_tees_digests_and_persists_the_same_bytes(tmp_path, mapp
     import hashlib
     import threading
 
-    from skill_eval.runner import recorder
+    from skill_eval.runner import tee
     from skill_eval.runner.outputs import Substituter
 
     key = next(iter(mapping), b"")
@@ -180,7 +180,7 @@ def test_recorder_stream_tees_digests_and_persists_the_same_bytes(tmp_path, mapp
     writer = threading.Thread(target=lambda: (_feed(src_w, payload), os.close(src_w)))
     writer.start()
     cap = tmp_path / "cap"
-    stream = recorder._Stream(src_r, dst_w, str(cap), mapping)
+    stream = tee.Stream(src_r, dst_w, str(cap), mapping)
     while stream.open:
         stream.pump()
     result = stream.result("captured/1.out")

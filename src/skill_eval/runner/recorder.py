@@ -4,8 +4,8 @@ The agent under test is an adversary, so the evidence of a call must be produced
 reach. The shim client inside the sandbox (skill_eval.shim) sends argv, cwd, environment and its
 stdin/stdout/stderr descriptors over a per-run Unix socket; this module, running in the runner
 process, checks the request, runs the real tool by absolute path (never a PATH lookup) with cwd in
-the sandbox work tree, tees its streams to the agent's descriptors while digesting and persisting them
-(off the copy loop, in helper threads), redirects declared outputs to private per-call locations in
+the sandbox work tree, tees its streams to the agent's descriptors while persisting and digesting them
+(runner/tee.py: zero-copy where the kernel allows, the digest off the copy loop), redirects declared outputs to private per-call locations in
 its store and copies them back, digests every input operand before and after
 the call, and keeps the call record (call format v2) in memory and in its store: both out of the
 sandbox's view. Nothing inside the sandbox can create, edit or delete a record.
@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import queue
 import select
 import signal
 import socket
@@ -29,22 +28,22 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from skill_eval import shim
 from skill_eval.formats import FORMATS
 from skill_eval.runner import outputs as out_mod
 from skill_eval.runner.client import CLIENT_MARKER
-from skill_eval.runner.outputs import OutputOptions, OutputRequest, Substituter
+from skill_eval.runner.outputs import OutputOptions, OutputRequest
+from skill_eval.runner.tee import Stream
 from skill_eval.vocab import CallStatus
 
 # Functions that touch files directly: the recorder's own store and the sandbox tree it digests.
-FILE_IO_HELPERS = ("_write_atomic", "_open_capture", "_digest_file", "_read_head", "_dir_fd")
+FILE_IO_HELPERS = ("_write_atomic", "_digest_file", "_read_head", "_dir_fd")
 OUTSIDE = "<outside-sandbox>"
 INPUT_TREE_DOMAIN = "skill-eval-input-tree-v1"
 EXIT_REFUSED = 2  # a refused call (cwd or output outside the sandbox); collides with abicheck's API_BREAK
 EXIT_NOT_FOUND, EXIT_NOT_EXECUTABLE = 127, 126
-CHUNK = 1 << 20
 PIPE_SIZE = 1 << 20
 MAX_REQUEST = 1 << 22
 REQUEST_TIMEOUT = 10.0
@@ -66,10 +65,6 @@ def _write_atomic(path: str, data: bytes) -> None:
     with open(tmp, "wb") as fh:
         fh.write(data)
     os.replace(tmp, path)
-
-
-def _open_capture(path: str) -> BinaryIO:
-    return open(path, "wb")  # noqa: SIM115 - closed by the stream's hasher thread
 
 
 def _read_head(path: str) -> bytes:
@@ -112,79 +107,6 @@ def _digest_tree(root: str) -> str:
 def inside(path: str, root: str) -> bool:
     real = os.path.realpath(path)
     return real == root or real.startswith(root + os.sep)
-
-
-class _Stream:
-    """One child stream: substitute, write to the agent's fd; digest and persist in helper threads.
-
-    The copy loop reads and forwards; one thread hashes and one writes the capture file, each from its
-    own in-order queue of the same chunks. If the agent's end is gone (EPIPE, EBADF) the child's pipe
-    is closed too, so the child meets the broken pipe it would have met without the recorder.
-    """
-
-    error: OSError | None  # the first capture write/close failure (the record then fails)
-
-    def __init__(self, src: int, dst: int, capture: str, mapping: dict[bytes, bytes]):
-        self.src, self.dst, self.subst = src, dst, Substituter(mapping)
-        self.hash, self.bytes, self.open, self.error = hashlib.sha256(), 0, True, None
-        self.capture = _open_capture(capture)
-        self.queues: tuple[queue.Queue[bytes | None], ...] = (queue.Queue(maxsize=64), queue.Queue(maxsize=64))
-        self.threads = (threading.Thread(target=self._digest, daemon=True),
-                        threading.Thread(target=self._persist, daemon=True))
-        for t in self.threads:
-            t.start()
-
-    def _digest(self) -> None:
-        q = self.queues[0]
-        while (chunk := q.get()) is not None:
-            self.hash.update(chunk)
-
-    def _persist(self) -> None:
-        q = self.queues[1]
-        while (chunk := q.get()) is not None:
-            if self.error is None:
-                try:
-                    self.capture.write(chunk)
-                except OSError as exc:
-                    self.error = exc
-        try:
-            self.capture.close()
-        except OSError as exc:
-            self.error = self.error or exc
-
-    def pump(self) -> None:
-        chunk = os.read(self.src, CHUNK)
-        data = self.subst.feed(chunk) if chunk else self.subst.flush()
-        if data:
-            self.bytes += len(data)
-            for q in self.queues:
-                q.put(data)
-            view = memoryview(data)
-            try:
-                while view and self.dst >= 0:
-                    try:
-                        view = view[os.write(self.dst, view):]
-                    except BlockingIOError:  # the agent's descriptor is non-blocking: wait until writable
-                        select.select([], [self.dst], [], 1.0)
-            except OSError:
-                self.dst = -1
-                self.finish()
-        if not chunk:
-            self.finish()
-
-    def finish(self) -> None:
-        if self.open:
-            self.open = False
-            os.close(self.src)
-
-    def result(self, path: str) -> dict[str, Any]:
-        for q in self.queues:
-            q.put(None)
-        for t in self.threads:
-            t.join()
-        if self.error is not None:
-            raise self.error
-        return {"path": path, "sha256": self.hash.hexdigest(), "bytes": self.bytes}
 
 
 def _pipe() -> tuple[int, int]:
@@ -422,8 +344,8 @@ class Recorder:
         cap = os.path.join(self.store, "captured", str(number))
         mapping = out_mod.substitution_map(requests)
         try:
-            streams = [_Stream(out_r, fds[1], cap + ".out", mapping)]
-            streams.append(_Stream(err_r, fds[2], cap + ".err", mapping))
+            streams = [Stream(out_r, fds[1], cap + ".out", mapping)]
+            streams.append(Stream(err_r, fds[2], cap + ".err", mapping))
             _pump_all(streams, child, control)
             code = child.wait()
         except BaseException:  # a tool must never outlive a call the recorder gave up on
@@ -478,10 +400,10 @@ def _say(fd: int, message: str) -> None:
         os.write(fd, f"skill-eval shim: {message}\n".encode("utf-8", "replace"))
 
 
-def _pump_all(streams: list[_Stream], child: subprocess.Popen[bytes], control: socket.socket | None) -> None:
+def _pump_all(streams: list[Stream], child: subprocess.Popen[bytes], control: socket.socket | None) -> None:
     """Copy both streams until EOF; a signal from the client goes to the tool, a vanished client kills it."""
     poller = select.poll()
-    live: dict[int, _Stream] = {s.src: s for s in streams}
+    live: dict[int, Stream] = {s.src: s for s in streams}
     for fd in live:
         poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
     ctl = control.fileno() if control is not None else -1
