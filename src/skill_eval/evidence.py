@@ -293,7 +293,7 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
 
     def get_catalog() -> Catalog:
         if not catalog_box:
-            catalog_box.append(Catalog(cfg))
+            catalog_box.append(regrade.default_catalog(cfg)())  # the pass's own (one per check)
         return catalog_box[0]
     report = Report(suite, stage)
     chosen = select_fn(cfg, suite, base)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -141,9 +141,10 @@ class SlimGrade:
         return dict(zip(self._META_KEYS, self._meta, strict=True))
 
     @property
-    def checks(self) -> dict[str, Any]:
-        checks: dict[str, Any] = self.full().checks
-        return checks
+    def checks(self) -> Mapping[str, Any]:
+        """The checks as a read-only mapping over the compact tuples: `.get(name)` builds that one Check
+        (the gates ask a few names per bundle; rebuilding the whole Grade each time cost more than the pass)."""
+        return _SlimChecks(self._checks)
 
     # the queries the gates and text output make, answered from the compact tuples
     def failures(self) -> list[int | str]:
@@ -163,6 +164,48 @@ class SlimGrade:
         if name.startswith("_"):
             raise AttributeError(name)
         return getattr(self.full(), name)
+
+
+class _SlimChecks(Mapping[str, Any]):
+    """name -> graders.Check, built on access from SlimGrade's (name, status, reasons) tuples."""
+
+    __slots__ = ("_rows",)
+
+    def __init__(self, rows: tuple[tuple[str, str, tuple[str, ...]], ...]):
+        self._rows = rows
+
+    def get(self, name: str, default: Any = None) -> Any:
+        for n, st, reasons in self._rows:
+            if n == name:
+                return _check_class()(n, st, list(reasons))
+        return default
+
+    def __getitem__(self, name: str) -> Any:
+        c = self.get(name, _ABSENT)
+        if c is _ABSENT:
+            raise KeyError(name)
+        return c
+
+    def __iter__(self) -> Iterator[str]:
+        return (n for n, _, _ in self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, name: object) -> bool:
+        return any(n == name for n, _, _ in self._rows)
+
+
+_ABSENT = object()
+_CHECK: list[Any] = []
+
+
+def _check_class() -> Any:
+    if not _CHECK:
+        from skill_eval.graders import Check
+
+        _CHECK.append(Check)
+    return _CHECK[0]
 
 
 _INTERNED: dict[Any, Any] = {}
@@ -324,13 +367,22 @@ def default_freshness(cfg: Config, cur: Any = None) -> Callable[[dict[str, Any]]
 
 
 def default_catalog(cfg: Config) -> Callable[[], Any]:
+    """A getter of the grading Catalog, built on first use; inside `sharing()` one per Config for the
+    whole check (the pass and the gates used to load the same content twice)."""
     box: list[Any] = []
 
     def get() -> Any:
         if not box:
-            from skill_eval.graders import Catalog
+            memo = memo_mod.shared_memo()
+            key = ("catalog", id(cfg))
+            if memo is not None and key in memo:
+                box.append(memo[key][1])
+            else:
+                from skill_eval.graders import Catalog
 
-            box.append(Catalog(cfg))
+                box.append(Catalog(cfg))
+                if memo is not None:
+                    memo[key] = (cfg, box[0])  # holding cfg keeps its id unique for the memo's lifetime
         return box[0]
 
     return get
