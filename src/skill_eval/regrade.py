@@ -238,12 +238,12 @@ _STATE: dict[str, Any] = {}
 
 def _one(index: int) -> Result:
     root: Path = _STATE["root"]
-    meta_path = Path(_STATE["paths"][index])
     cfg: Config = _STATE["cfg"]
     from skill_eval import bundle as bundle_mod
 
-    path = meta_path.parent
-    parts = path.relative_to(root).parts
+    where = os.path.dirname(_STATE["paths"][index])
+    path = Path(where)
+    parts = _rel_parts(str(root), where) or path.relative_to(root).parts
     b = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes)
     meta = b.meta
     if meta is None:
@@ -259,6 +259,14 @@ def _one(index: int) -> Result:
             grade = SlimGrade(grade)
     return Result(path, parts, True, key, meta["run_id"], meta.get("skill") or "trigger", stale, grade,
                   contamination(cfg, b) if isolation.is_control(meta.get("arm")) else None)
+
+
+def _rel_parts(root: str, where: str) -> tuple[str, ...] | None:
+    """Path(where).relative_to(root).parts by string ops for a plain path below root, else None."""
+    if not where.startswith(root + "/"):
+        return None
+    parts = tuple(where[len(root) + 1:].split("/"))
+    return None if "" in parts or "." in parts else parts
 
 
 def contamination(cfg: Config, b: Any) -> list[str]:
