@@ -106,7 +106,7 @@ class SlimGrade:
         self._bundle, self._prefix = grade.bundle, None
         self.kind = _intern(grade.kind)
         self.item = _intern(grade.item)
-        self._meta = tuple(_intern(grade.meta.get(k)) for k in self._META_KEYS)
+        self._meta = _share_meta(tuple(_intern(grade.meta.get(k)) for k in self._META_KEYS))
         self._checks = _share(tuple(_check_key(n, c.status, tuple(c.reasons) if n in self.KEEP_REASONS else ())
                                     for n, c in grade.checks.items()))
         self.zero_tolerance = _INTERNED.setdefault(tuple(grade.zero_tolerance), tuple(grade.zero_tolerance))
@@ -121,26 +121,26 @@ class SlimGrade:
             self._bundle, self._prefix = rel, sys.intern(prefix)
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.bundle, self.kind, self.item, self._meta, self._checks, self.zero_tolerance)
+        return (self.bundle, self.kind, self.item, _meta_values(self._meta), self._checks, self.zero_tolerance)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:  # re-intern after crossing a process boundary
         self._bundle, kind, item, meta, checks, zero = state
         self._prefix = None
         self.zero_tolerance = _INTERNED.setdefault(zero, zero)
         self.kind, self.item = _intern(kind), _intern(item)
-        self._meta = tuple(_intern(v) for v in meta)
+        self._meta = _share_meta(tuple(_intern(v) for v in meta))
         self._checks = _share(tuple(_check_key(*c) for c in checks))
 
     def full(self) -> Any:
         from skill_eval.graders import Check, Grade
 
         checks = {n: Check(n, st, list(reasons)) for n, st, reasons in self._checks}
-        return Grade(self.bundle, self.kind, self.item, dict(zip(self._META_KEYS, self._meta, strict=True)), checks,
+        return Grade(self.bundle, self.kind, self.item, dict(zip(self._META_KEYS, _meta_values(self._meta), strict=True)), checks,
                      self.zero_tolerance)
 
     @property
     def meta(self) -> dict[str, Any]:
-        return dict(zip(self._META_KEYS, self._meta, strict=True))
+        return dict(zip(self._META_KEYS, _meta_values(self._meta), strict=True))
 
     @property
     def checks(self) -> Mapping[str, Any]:
@@ -217,6 +217,26 @@ def _intern(value: Any) -> Any:
     if isinstance(value, str):
         return sys.intern(value)
     return _INTERNED.setdefault(value, value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+_K_AT = SlimGrade._META_KEYS.index("k")  # k and run_id are adjacent: the two fields every bundle has its own of
+assert SlimGrade._META_KEYS[_K_AT + 1] == "run_id"
+
+
+def _share_meta(meta: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The meta summary as (shared tuple of the fields the bundles of one item have in common, k, run_id):
+    ~100 bytes less per bundle kept."""
+    common = meta[:_K_AT] + meta[_K_AT + 2:]
+    try:
+        common = _INTERNED.setdefault(("meta", common), common)
+    except TypeError:  # an unhashable value (not in any schema-valid meta): kept as it is
+        pass
+    return (common, meta[_K_AT], meta[_K_AT + 1])
+
+
+def _meta_values(packed: tuple[Any, ...]) -> tuple[Any, ...]:
+    common, k, run_id = packed
+    return (*common[:_K_AT], k, run_id, *common[_K_AT:])
 
 
 def _share(checks: tuple[Any, ...]) -> tuple[Any, ...]:
