@@ -42,3 +42,17 @@ def test_forked_stopped_early_leaves_no_child(fake_one):
     it.close()
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # every child was reaped
+
+
+def test_forked_fails_loudly_when_workers_die(monkeypatch):
+    """A child killed mid-chunk (its results lost) is an error, never a hang or a silently short pass."""
+    parent = os.getpid()
+
+    def one(i: int):
+        if os.getpid() != parent:
+            os._exit(1)
+        return i
+
+    monkeypatch.setattr(regrade, "_one", one)
+    with pytest.raises(RuntimeError, match="exited before sending"):
+        list(regrade._forked(500, 2))

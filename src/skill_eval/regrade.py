@@ -332,15 +332,16 @@ def run(cfg: Config, root: Path, fresh: Callable[[dict[str, Any]], list[str]], c
 
 
 def _forked(n: int, jobs: int) -> Iterator[Result]:
-    """`_one(0..n-1)` in order, computed by this process and `jobs - 1` forked children together.
+    """`_one(0..n-1)` in order, computed by `jobs` forked children.
 
-    Why not multiprocessing.Pool: with as many workers as cores the parent (which consumes every
-    Result) competed with them for the cores, and the pool's feeder/handler threads and per-task
-    pickling cost ~0.2 ms per bundle. Here the work is cut into chunks handed out through a pipe of
-    tickets (pre-filled, write end closed: a read takes the next chunk number, or b"" when none is
-    left); every process, this one included, claims chunks until none is left. A child sends each
-    chunk's Results (one pickle) on its own pipe; this process yields them in chunk order, computing a
-    chunk itself whenever it would otherwise wait."""
+    Why not multiprocessing.Pool: its feeder/handler threads and per-task pickling competed with the
+    workers for the cores (~0.2 ms per bundle). Here the work is cut into chunks handed out through a
+    pipe of tickets (pre-filled, write end closed: a read takes the next chunk number, or b"" when
+    none is left); each child claims chunks until none is left and sends each chunk's Results (one
+    pickle) on its own pipe; this process only consumes them, in chunk order (measured: better than
+    also computing chunks here, which delayed the consumer). If every child is gone, this process
+    computes what is left; a child's exception is re-raised here."""
+    import gc
     import pickle
     import select
 
@@ -349,8 +350,9 @@ def _forked(n: int, jobs: int) -> Iterator[Result]:
     tickets_r, tickets_w = os.pipe()
     _fill(tickets_w, chunks)
     children: dict[int, int] = {}  # read fd -> pid
+    gc.freeze()  # the collector would write to every inherited object's header: a copy-on-write copy of the heap per child
     try:
-        for _ in range(jobs - 1):
+        for _ in range(jobs):
             out_r, out_w = os.pipe()
             with contextlib.suppress(AttributeError, OSError):
                 import fcntl
@@ -368,12 +370,13 @@ def _forked(n: int, jobs: int) -> Iterator[Result]:
         for want in range(chunks):
             while want not in pending:
                 ready = select.select(list(children), [], [], 0)[0] if children else []
-                if not ready:
+                if not ready and not children:  # every child gone (one failed): this process finishes the work
                     ticket = os.read(tickets_r, 4)
                     if ticket:
                         c = int.from_bytes(ticket, "little")
                         pending[c] = [_one(i) for i in range(c * size, min(n, (c + 1) * size))]
                         continue
+                if not ready:
                     if not children:
                         raise RuntimeError("regrade: a worker exited before sending its results")
                     ready = select.select(list(children), [], [], None)[0]
@@ -389,6 +392,7 @@ def _forked(n: int, jobs: int) -> Iterator[Result]:
                     pending[c] = results
             yield from pending.pop(want)
     finally:
+        gc.unfreeze()
         os.close(tickets_r)
         for fd, pid in children.items():
             with contextlib.suppress(OSError):
