@@ -258,3 +258,14 @@ def test_config_integers_are_bounded(mini_repo, key, value):
     path.write_text(path.read_text().replace("[evals]\n", f"[evals]\n{key} = {value}\n").replace("k = 3\n", "", 1 if key == "k" else 0))
     with pytest.raises(InputError, match=key):
         config.load(mini_repo)
+
+
+def test_json_integer_limit_holds_on_the_fast_path_and_words_the_same_refusal():
+    """loads_json skips the per-integer hook only when no digit run is long enough to be refused."""
+    from skill_eval import strict as strict_mod
+
+    assert strict_mod.loads_json('{"a": [' + "9" * 30 + "]}", "x") == {"a": [int("9" * 30)]}
+    assert strict_mod.loads_json('{"a": "' + "9" * 40 + '"}', "x") == {"a": "9" * 40}  # digits in a string: fine
+    for text in ('{"a": [1, {"b": ' + "9" * 31 + "}]}", '[-' + "9" * 31 + "]", "9" * 31):
+        with pytest.raises(InputError, match="integer has more than 30 digits"):
+            strict_mod.loads_json(text, "x")

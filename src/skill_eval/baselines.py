@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -140,7 +139,10 @@ def update(cfg: Config, grades: list[Grade], zero_tolerance_problems: list[str],
                           + "; ".join(zero_tolerance_problems[:5]), fix="fix the skill and re-run; 2 and 6 never get a baseline")
     if allow_regression and not (reason and reason.strip()):
         raise ConfigError("--allow-regression needs --reason explaining why the baseline may go down")
-    now = now or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if not now:
+        from datetime import UTC, datetime  # here: the evidence gate never writes a baseline
+
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     written = []
     all_rates = rates(grades, MERGE_DIMS + RELEASE_DIMS)
     if skill:

@@ -11,6 +11,7 @@ else from disk except through `Bundle.read_captured`.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass, field
@@ -299,13 +300,17 @@ def _check_call_numbers(calls: list[Call]) -> None:
 
 def load(root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Bundle:
     """Load every file of the bundle at `root`. Never raises on bundle content."""
-    bundle = Bundle(root=Path(root), max_bytes=max_bytes)
-    try:
-        if Path(root).is_symlink() or not Path(root).is_dir():
-            bundle.problems.append(Problem("meta.json", f"{root} is not a bundle directory"))
-            return bundle
+    bundle = Bundle(root=root if isinstance(root, Path) else Path(root), max_bytes=max_bytes)
+    try:  # one lstat: what `is_symlink() or not is_dir()` answered, errors included (pathlib ignores these four)
+        st = os.lstat(bundle.root)
+        usable = not stat.S_ISLNK(st.st_mode) and stat.S_ISDIR(st.st_mode)
     except OSError as exc:
-        bundle.problems.append(Problem("meta.json", f"{root} cannot be read ({exc.strerror})"))
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
+            bundle.problems.append(Problem("meta.json", f"{root} cannot be read ({exc.strerror})"))
+            return bundle
+        usable = False
+    if not usable:
+        bundle.problems.append(Problem("meta.json", f"{root} is not a bundle directory"))
         return bundle
     present = set()
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from skill_eval import fsio, registry, schemas, strict
+from skill_eval import memo as memo_mod
 from skill_eval.config import Config
 from skill_eval.errors import ConfigError, SkillEvalError
 from skill_eval.registry import ORACLE, Seed
@@ -149,8 +150,24 @@ def _load_any(path: Path) -> Any:
     return strict.load_json(path) if path.suffix == ".json" else strict.load_yaml(path)
 
 
+def _shared(cfg: Config, key: tuple[Any, ...], build: Any, *keep: Any) -> Any:
+    """`build()`, computed once per Config inside a `memo.sharing()` block (one check: nothing on disk
+    changes during it). The memo holds cfg (and `keep`, objects whose id is part of `key`) so no id is reused."""
+    memo = memo_mod.shared_memo()
+    if memo is None:
+        return build()
+    full = ("content", id(cfg), *key)
+    if full not in memo:
+        memo[full] = (cfg, keep, build())
+    return memo[full][2]
+
+
 def load_ground_truth(cfg: Config) -> dict[str, TruthCase]:
     """ground_truth.json's cases; a host whose subject produces no verdicts may have none (oracle scenarios only)."""
+    return dict(_shared(cfg, ("truth",), lambda: _load_ground_truth(cfg)))
+
+
+def _load_ground_truth(cfg: Config) -> dict[str, TruthCase]:
     path = evals_path(cfg, GROUND_TRUTH)
     if not cfg.subject.has_verdicts and not present(cfg, GROUND_TRUTH):
         return {}
@@ -178,7 +195,15 @@ def load_scenarios(cfg: Config, *, skills: set[str] | None = None, truth: dict[s
     skill x mode is covered). `problems`: collect every problem there instead of raising the first
     (`skill-eval registry`); the scenarios that could be built are still returned."""
     truth = truth if truth is not None else load_ground_truth(cfg)
-    return _build_scenarios(cfg, evals_path(cfg, SCENARIOS), truth, skills=skills, problems=problems)
+    if problems is not None:  # collecting problems: always a fresh build
+        return _build_scenarios(cfg, evals_path(cfg, SCENARIOS), truth, skills=skills, problems=problems)
+    key = ("scenarios", None if skills is None else frozenset(skills), _truth_key(truth))
+    return list(_shared(cfg, key, lambda: _build_scenarios(cfg, evals_path(cfg, SCENARIOS), truth, skills=skills), truth))
+
+
+def _truth_key(truth: dict[str, TruthCase]) -> tuple[tuple[str, int], ...]:
+    """Identity of a truth table by its cases (load_ground_truth hands out copies of one dict)."""
+    return tuple((k, id(v)) for k, v in truth.items())
 
 
 def golden_dir(cfg: Config) -> Path:
@@ -277,6 +302,11 @@ def _build_one(cfg: Config, path: Path, truth: dict[str, TruthCase], rec: dict[s
 
 
 def load_trigger_corpus(cfg: Config, *, skills: set[str] | None = None) -> list[TriggerPrompt]:
+    key = ("trigger_corpus", None if skills is None else frozenset(skills))
+    return list(_shared(cfg, key, lambda: _load_trigger_corpus(cfg, skills)))
+
+
+def _load_trigger_corpus(cfg: Config, skills: set[str] | None) -> list[TriggerPrompt]:
     path = evals_path(cfg, TRIGGER_CORPUS)
     raw = schemas.validate(strict.load_yaml(path), "trigger_corpus", path)
     seen: set[str] = set()

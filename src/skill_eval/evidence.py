@@ -125,9 +125,14 @@ def _read_meta(cfg: Config, meta_path: Path, parts: tuple[str, ...]) -> Found:
 
 def _check_path(f: Found, parts: tuple[str, ...], run_id: str) -> None:
     assert f.slot is not None
-    want = (f.slot.skill, f.slot.arm, run_id, f.slot.item, str(f.slot.k))
+    f.problems += _path_problems(parts, f.slot, run_id)
+
+
+def _path_problems(parts: tuple[str, ...], slot: Slot, run_id: str) -> list[str]:
+    want = (slot.skill, slot.arm, run_id, slot.item, str(slot.k))
     if parts != want:
-        f.problems.append(f"path says {'/'.join(parts)} but meta.json says {'/'.join(want)}")
+        return [f"path says {'/'.join(parts)} but meta.json says {'/'.join(want)}"]
+    return []
 
 
 def _layout_problems(root: Path, metas: list[Path]) -> list[str]:
@@ -190,11 +195,14 @@ def _pass(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Ca
             seen.append(_Seen(f.rel, f.slot, f.problems, fresh(f.meta) if f.meta is not None else (),
                               grade_bundle(f.path, catalog()) if graded else None))
             continue
-        f = Found(r.path, "/".join(r.parts), None, Slot(*(sys.intern(v) if isinstance(v, str) else v for v in r.slot_key)))  # type: ignore[arg-type, union-attr]  # meta_ok: slot_key is (str, str, str, str, int)
-        _check_path(f, r.parts, r.run_id or "")
+        rel = "/".join(r.parts)
+        slot = Slot(*(sys.intern(v) if isinstance(v, str) else v for v in r.slot_key))  # type: ignore[arg-type, union-attr]  # meta_ok: slot_key is (str, str, str, str, int)
         if hasattr(r.grade, "share_path"):
-            r.grade.share_path(root_str, f.rel)
-        seen.append(_Seen(f.rel, f.slot, f.problems or _NO_PROBLEMS, r.stale or (), r.grade, r.contamination))
+            r.grade.share_path(root_str, rel)
+        seen.append(_Seen(rel, slot, _path_problems(r.parts, slot, r.run_id or "") or _NO_PROBLEMS, r.stale or (),
+                          r.grade, r.contamination))
+    if not others:  # the common case: no set of every bundle's parts (O(bundles) of short-lived memory)
+        return seen, []
     bundle_dirs = {tuple(s.rel.split("/")) for s in seen}
     return seen, [p for parts in others for p in _layout_problem(parts, bundle_dirs)]
 
@@ -293,7 +301,7 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
 
     def get_catalog() -> Catalog:
         if not catalog_box:
-            catalog_box.append(Catalog(cfg))
+            catalog_box.append(regrade.default_catalog(cfg)())  # the pass's own (one per check)
         return catalog_box[0]
     report = Report(suite, stage)
     chosen = select_fn(cfg, suite, base)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets as _random
 import shutil
 import stat
 from collections.abc import Iterator, Mapping
@@ -39,6 +38,11 @@ FILE_MODE = 0o644
 EXEC_MODE = 0o755
 DIR_MODE = 0o755
 _LINK_FIX = "replace the symlink with a real file or directory inside the repository"
+
+
+def _token() -> str:
+    """8 random hex digits for a temp name (what secrets.token_hex(4) gives, without importing secrets)."""
+    return os.urandom(4).hex()
 
 
 # ----------------------------------------------------------------------------- path arithmetic
@@ -148,7 +152,7 @@ def _component_error(root: Path | str, parts: tuple[str, ...], parent_fd: int, e
 
 def _write_at(dir_fd: int, name: str, data: bytes, mode: int) -> None:
     """Atomically replace dir_fd/name with data: temp + fsync + rename + directory fsync."""
-    tmp = f".{name[:80]}.tmp-{os.getpid()}-{_random.token_hex(4)}"
+    tmp = f".{name[:80]}.tmp-{os.getpid()}-{_token()}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
     try:
         with _fd(fd):
@@ -267,14 +271,14 @@ def replace_dir(root: Path | str, path: Path | str, files: Mapping[str, bytes | 
     try:
         with _fd(open_dir(root, parts[:-1], create=True)) as parent:
             exists = _check_target(root, parts, parent, want_dir=True)
-            tmp = f".{name}.tmp-{os.getpid()}-{_random.token_hex(4)}"
+            tmp = f".{name}.tmp-{os.getpid()}-{_token()}"
             os.mkdir(tmp, DIR_MODE, dir_fd=parent)
             try:
                 with _fd(os.open(tmp, DIR_FLAGS, dir_fd=parent)) as tfd:
                     _make_tree(tfd, norm, _show(root, parts))
                 old = None
                 if exists:
-                    old = f".{name}.old-{os.getpid()}-{_random.token_hex(4)}"
+                    old = f".{name}.old-{os.getpid()}-{_token()}"
                     os.rename(name, old, src_dir_fd=parent, dst_dir_fd=parent)
                 try:
                     os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
@@ -337,6 +341,7 @@ def rename_within(root: Path | str, src: Path | str, dst: Path | str) -> None:
             raise _refuse_link(root, sp)
         os.rename(sp[-1], dp[-1], src_dir_fd=sfd, dst_dir_fd=dfd)
         os.fsync(dfd)
+
 
 
 # ----------------------------------------------------------------------------- reading

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 
-def emit(args: Any, text_lines: list[str], payload: dict[str, Any]) -> None:
+def emit(args: Any, text_lines: Iterable[str], payload: dict[str, Any]) -> None:
+    """`text_lines` may be a generator (printed as it goes: long outputs are never held whole)."""
     if getattr(args, "json", False):
         sys.stdout.write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
     else:

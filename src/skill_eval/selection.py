@@ -7,13 +7,16 @@ runner records and what the evidence gate demands cannot disagree. k is cfg.k.
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from skill_eval import content, pack
 from skill_eval.config import Config
 from skill_eval.errors import ConfigError
 from skill_eval.freshness import Current, current
+
+if TYPE_CHECKING:
+    import subprocess
 
 SUITES = ("risk", "full")
 
@@ -38,6 +41,8 @@ class ExpectedBundle:
 
 
 def _git(cfg: Config, *args: str) -> subprocess.CompletedProcess[str]:
+    import subprocess  # here: only --base needs git (and `subprocess` costs start-up)
+
     return subprocess.run(["git", "-C", str(cfg.root), *args], capture_output=True, text=True, check=False)
 
 
@@ -52,6 +57,8 @@ def moved_keys(cfg: Config, base: str, cur: Current) -> list[str]:
     old = pack.load_committed_text(cfg, shown.stdout, f"{base}:{rel}")
     moved = [k for k in sorted(set(old) | set(cur.entries)) if (old.get(k) and old[k].digest) != (cur.entries.get(k) and cur.entries[k].digest)]
     for f in cfg.subject.surface_files:
+        import subprocess
+
         before = subprocess.run(["git", "-C", str(cfg.root), "show", f"{base}:{f}"], capture_output=True, check=False)
         if before.returncode != 0 or before.stdout != (cfg.root / f).read_bytes():
             moved.append("surface")

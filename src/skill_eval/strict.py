@@ -128,6 +128,9 @@ def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"non-standard JSON constant {name}")
 
 
+_LONG_DIGITS = re.compile(rf"\d{{{MAX_INT_DIGITS + 1}}}")
+
+
 def _bounded_int(text: str) -> int:
     if len(text.lstrip("-")) > MAX_INT_DIGITS:
         raise ValueError(f"integer has more than {MAX_INT_DIGITS} digits")
@@ -145,7 +148,9 @@ def loads_json(text: str, source: object) -> Any:
             object_pairs_hook=_reject_duplicates(source),
             parse_constant=_reject_constant,
             parse_float=_finite_float,
-            parse_int=_bounded_int,
+            # no run of more than MAX_INT_DIGITS digits anywhere: no integer can be too long, so the C parser's
+            # own int() stands in for the per-integer Python hook (which words the refusal when there is one)
+            parse_int=_bounded_int if _LONG_DIGITS.search(text) else None,
         )
     except InputError:
         raise

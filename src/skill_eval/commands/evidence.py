@@ -12,6 +12,8 @@ evidence present, for bootstrapping a repository with no evidence yet.
 from __future__ import annotations
 
 import argparse
+import itertools
+from collections.abc import Iterator
 
 from skill_eval.commands._common import load_config
 from skill_eval.output import emit
@@ -32,7 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"write {PENDING} listing every expected item without evidence, with REASON")
 
 
-def summarise(errors: list[str], verbose: bool) -> list[str]:
+def summarise(errors: list[str], verbose: bool) -> Iterator[str]:
     """Stale and missing bundles as one line per skill with the fix first; other errors as they are."""
     per: dict[str, dict[str, int]] = {}
     rest = []
@@ -45,16 +47,16 @@ def summarise(errors: list[str], verbose: bool) -> list[str]:
             per[who][kind] += 1
         else:
             rest.append(e)
-    lines = []
+    lines: list[str] = []
     if per:
         lines.append(f"fix: record the evidence of {', '.join(sorted(per))}: `make eval-risk` (skill-eval run --suite risk "
                      "--base <merge-base>) and commit it; while it is re-recorded, defer stale evidence for review with "
                      "`skill-eval freshness --defer REASON`, or list missing items with `skill-eval evidence --write-pending REASON`")
         lines += [f"  {who}: " + ", ".join(f"{n} {k}" for k, n in sorted(c.items())) for who, c in sorted(per.items())]
-    lines += [f"FAIL {e}" for e in (errors if verbose else rest)]
+    yield from lines
+    yield from (f"FAIL {e}" for e in (errors if verbose else rest))  # streamed: one line per bad bundle
     if per and not verbose:
-        lines.append("  (per-bundle detail: skill-eval evidence --verbose)")
-    return lines
+        yield "  (per-bundle detail: skill-eval evidence --verbose)"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,21 +82,21 @@ def run(args: argparse.Namespace) -> int:
                        "or stale evidence being re-recorded (evidence-rerecord.yaml):"]
         lines += [f"!!   {p}" for p in r.pending]
         lines.append(bar)
-    lines += summarise(r.errors, args.verbose)
     failing = [g for g in r.grades if g.failures()]
     gated = [g for g in failing if g.meta.get("arm") == "skill-agent"]
-    for g in gated if not args.verbose else failing:
-        lines.append(f"  graded {g.bundle}: failures {g.failures()}")
     controls: dict[str, int] = {}
     for g in failing if not args.verbose else ():
-        if g not in gated:  # comparison arms: lift evidence (`skill-eval scorecard`), not gated per bundle
+        if g.meta.get("arm") != "skill-agent":  # comparison arms: lift evidence (`skill-eval scorecard`), not gated per bundle
             controls[g.meta["arm"]] = controls.get(g.meta["arm"], 0) + 1  # (a grade's meta has every key)
-    lines += [f"  {arm}: {n} bundle(s) fail some dimension (comparison evidence, not gated; --verbose lists them)"
-              for arm, n in sorted(controls.items())]
-    lines.append("evidence: ok" if r.passed else f"evidence: {len(r.errors)} problem(s)")
+    tail = [f"  {arm}: {n} bundle(s) fail some dimension (comparison evidence, not gated; --verbose lists them)"
+            for arm, n in sorted(controls.items())]
+    tail.append("evidence: ok" if r.passed else f"evidence: {len(r.errors)} problem(s)")
+    # streamed, not listed: thousands of bundles make thousands of lines (memory stays flat)
+    graded = (f"  graded {g.bundle}: failures {g.failures()}" for g in (gated if not args.verbose else failing))
+    out_lines = itertools.chain(lines, summarise(r.errors, args.verbose), graded, tail)
     payload = {"passed": r.passed, "suite": r.suite, "stage": r.stage, "expected": r.expected, "found": r.found,
                "errors": r.errors, "pending": r.pending,
                # built only for --json: text output never shows it, and it is O(bundles) in memory
                "grades": [g.to_json(r.stage) for g in r.grades] if args.json else []}
-    emit(args, lines, payload)
+    emit(args, out_lines, payload)
     return 0 if r.passed else 1

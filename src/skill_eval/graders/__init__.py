@@ -143,6 +143,7 @@ class Catalog:
             raise ConfigError(f"golden scenario id(s) {clash} collide with scenarios.yaml", source=self.golden_root)
         self.coverage_path = cfg.subject.coverage_path
         self.fixture_digests: dict[Any, str | None] = {}  # artifacts.file_sha256's cache for this catalog's bundles
+        self._fixture_dirs: dict[str, Path] = {}
 
     def context_for(self, meta: dict[str, Any] | None, path: Path | None = None) -> Context:
         subject = self.cfg.subject
@@ -160,10 +161,16 @@ class Catalog:
             problems.append(f"meta.json names skill {meta.get('skill')!r} but scenario {sc.id} belongs to {sc.skill!r}")
         return Context(
             subject=subject, rubric=self.rubric, scenario=sc, truth=self.truth.get(sc.fixture),
-            fixture_dir=self.cfg.evals_dir / FIXTURES / sc.fixture, coverage_path=self.coverage_path,
+            fixture_dir=self._fixture_dir(sc.fixture), coverage_path=self.coverage_path,
             problems=tuple(problems), digests=self.fixture_digests,
         )
 
+    def _fixture_dir(self, fixture: str) -> Path:
+        """evals_dir/fixtures/<fixture>, built once per fixture (not per bundle)."""
+        got = self._fixture_dirs.get(fixture)
+        if got is None:
+            got = self._fixture_dirs[fixture] = self.cfg.evals_dir / FIXTURES / fixture
+        return got
 
     def _in_golden(self, path: Path) -> bool:
         try:
@@ -191,8 +198,9 @@ def grade_bundle(path: Path, catalog: Catalog, *, loaded: bundle_mod.Bundle | No
 
     `loaded` is the same directory already read by `bundle.load` (the evidence pass reads each
     bundle once and feeds freshness, the gate and grading from it)."""
-    b = loaded if loaded is not None else bundle_mod.load(Path(path), max_bytes=catalog.cfg.max_bundle_file_bytes)
-    ctx = catalog.context_for(b.meta, Path(path))
+    path = path if isinstance(path, Path) else Path(path)
+    b = loaded if loaded is not None else bundle_mod.load(path, max_bytes=catalog.cfg.max_bundle_file_bytes)
+    ctx = catalog.context_for(b.meta, path)
     meta = b.meta or {}
     zero: tuple[int | str, ...] = tuple(catalog.rubric.zero_tolerance if catalog.rubric else ZERO_TOLERANCE_DEFAULT)
     kind = b.kind

@@ -314,6 +314,9 @@ def _read_report_fields(art: Artifact, report: dict[str, Any], subject: SubjectP
         art.coverage_failures = cov if isinstance(cov, list) else None
 
 
+_JOINED: dict[tuple[Path, str], str] = {}  # (fixture dir, rel) -> str(fixture_dir / rel), for file_sha256
+
+
 def file_sha256(fixture_dir: Path | None, rel: str | None, cache: dict[Any, str | None] | None = None) -> str | None:
     """sha256 of a fixture file, or None when it is not a plain file inside the fixture.
 
@@ -321,18 +324,23 @@ def file_sha256(fixture_dir: Path | None, rel: str | None, cache: dict[Any, str 
     (inode, size, mtime), so the same fixture file is not re-read and re-hashed per bundle."""
     if fixture_dir is None or not rel:
         return None
-    path = fixture_dir / rel
+    joined = (fixture_dir, rel)
+    where = _JOINED.get(joined) if cache is not None else None
+    if where is None:
+        where = str(fixture_dir / rel)  # pathlib's joining and normalising, once per distinct path
+        if cache is not None and len(_JOINED) < 4096:  # bounded: input paths come from bundle content
+            _JOINED[joined] = where
     try:
-        st = os.lstat(path)
+        st = os.lstat(where)
     except (OSError, ValueError):
         return None
     if not stat.S_ISREG(st.st_mode):
         return None
-    key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+    key = (where, st.st_ino, st.st_size, st.st_mtime_ns)
     if cache is not None and key in cache:
         return cache[key]
     try:
-        digest = hashing.sha256_bytes(strict.read_bytes(path))
+        digest = hashing.sha256_bytes(strict.read_bytes(Path(where)))
     except SkillEvalError:
         return None
     if cache is not None:
