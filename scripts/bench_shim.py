@@ -66,6 +66,15 @@ def _drain(argv: list[str], env: dict[str, str], cwd: Path, shell: bool = False)
     return time.perf_counter() - t, total
 
 
+def _forget(paths) -> None:
+    """Delete a round's persisted copies at once. Why: this machine's page cache throttles writers hard
+    once ~1 GB is dirty (measured: `cat | tee FILE` falls from ~700 to ~200 MiB/s), so without this every
+    round after the first few would time the disk's writeback of the rounds before it, not the tee;
+    deleting a file drops its unwritten pages. Done alike for coreutils `tee FILE` and the recorder."""
+    for p in list(paths):
+        p.unlink()
+
+
 def serve(store: str, real: str, sandbox: str, sock: str) -> int:
     """--serve: a recorder process (the runner's role) until stdin closes."""
     rec = Recorder(Path(store), _profile("subject"), Path(real), Path(sandbox), env=dict(os.environ),
@@ -118,22 +127,27 @@ def run(calls: int, mb: int, tee_rounds: int = 3) -> dict:
         with blob.open("wb") as fh:
             for _ in range(mb):
                 fh.write(os.urandom(1 << 20))
+        os.sync()  # the blob's own writeback must not land inside the timed rounds (see _forget)
         cat = _tool(root / "cat-tool", f"exec cat '{blob}'")
         srv = _Server(root, cat, sandbox, "tee")
         env = {**base, "PATH": f"{srv.path}{os.pathsep}{base.get('PATH', '')}"}
         rates: dict[str, list[float]] = {"cat_cat": [], "coreutils_tee": [], "shim": [], "shim_subst": []}
+        captured = root / "store-tee" / "captured"
         for i in range(tee_rounds):
             secs, n = _drain(["cat", str(blob), "|", "cat"], env, sandbox, shell=True)  # noqa: S604 - the reference pipe
             rates["cat_cat"].append(n / 2**20 / secs)
             # the same persisting work in C (a new capture file per round, like the recorder's per call)
             secs, n = _drain(["cat", str(blob), "|", "tee", str(root / f"coreutils-tee-{i}.out")], env, sandbox, shell=True)  # noqa: S604
             rates["coreutils_tee"].append(n / 2**20 / secs)
+            _forget(root.glob("coreutils-tee-*.out"))
             secs, n = _drain(["subject"], env, sandbox)
             assert n == mb << 20, f"shim teed {n} bytes, expected {mb << 20}"
             rates["shim"].append(n / 2**20 / secs)
+            _forget(captured.glob("*.out"))
             secs, n = _drain(["subject", "-o", "json=report.json"], env, sandbox)
             assert n == mb << 20
             rates["shim_subst"].append(n / 2**20 / secs)
+            _forget(captured.glob("*.out"))
         srv.stop()
         tee = {k: round(statistics.median(v), 1) for k, v in rates.items()}
         result["tee_mib_per_s"] = tee

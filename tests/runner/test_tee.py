@@ -1,12 +1,16 @@
-"""runner/tee.py: the agent's bytes, the capture file and the digest are one stream, whichever way
-the bytes moved (tee(2)+splice(2), copy, or a fallback in the middle of a stream)."""
+"""runner/tee.py: the agent's bytes, the capture file and the digest are one stream, whatever the
+tool does to its own output, whoever else writes the agent's pipe, and however the record fails."""
 
 from __future__ import annotations
 
 import errno
 import hashlib
 import os
+import subprocess
+import sys
+import textwrap
 import threading
+import types
 from pathlib import Path
 
 import pytest
@@ -58,79 +62,40 @@ def _run(tmp_path: Path, payload: bytes, *, dst_file: Path | None = None, mappin
     return stream, bytes(got), result
 
 
-@pytest.mark.parametrize("size", [0, 1, 4095, tee.HASH_WINDOW + 1, 5 * tee.CHUNK + 17])
-def test_zero_copy_path_gives_the_agent_the_file_and_the_digest_the_same_bytes(tmp_path, size):
-    if tee._libc_tee() is None:
-        pytest.skip("no tee(2) on this platform")  # Linux CI always has it
+@pytest.mark.parametrize("size", [0, 1, 4095, tee.HASH_WINDOW + 1, 5 * tee.CHUNK + 17, 12 * tee.HASH_WINDOW])
+def test_agent_file_and_digest_get_the_same_bytes(tmp_path, size):
     payload = os.urandom(size)
-    seen = []
-    stream, got, result = _run(tmp_path, payload, before_pump=lambda s: seen.append(s.tee is not None))
-    assert seen == [True], "a pipe to a pipe with no substitution must take the zero-copy path"
-    assert stream.tee is not None, "nothing refused: the stream stayed zero-copy to the end"
+    stream, got, result = _run(tmp_path, payload)
     assert got == payload == (tmp_path / "cap").read_bytes()
     assert result == {"path": "captured/1.out", "sha256": hashlib.sha256(payload).hexdigest(), "bytes": size}
     assert (stream.thread is not None) == (size >= tee.HASH_WINDOW), "big streams hash behind the loop, small ones at the end"
+    assert stream.closed and not stream.open
 
 
 def test_agent_descriptor_that_is_a_file_is_copied(tmp_path):
     payload = os.urandom(3 * tee.CHUNK + 5)
-    stream, got, result = _run(tmp_path, payload, dst_file=tmp_path / "agent-out")
-    assert stream.tee is None
+    _stream, got, result = _run(tmp_path, payload, dst_file=tmp_path / "agent-out")
     assert got == payload == (tmp_path / "cap").read_bytes()
     assert result["sha256"] == hashlib.sha256(payload).hexdigest()
 
 
-def test_substitution_takes_the_copy_path_and_persists_what_the_agent_saw(tmp_path):
+def test_substitution_persists_what_the_agent_saw(tmp_path):
     key = b"/private/store/1.out.d/0/report.json"
     payload = b"".join(os.urandom(3000) + key for _ in range(700))
     stream, got, result = _run(tmp_path, payload, mapping={key: b"report.json"})
     want = payload.replace(key, b"report.json")
-    assert stream.tee is None and stream.subst.count == 700
+    assert stream.subst.count == 700
     assert got == want == (tmp_path / "cap").read_bytes()
     assert result["sha256"] == hashlib.sha256(want).hexdigest() and result["bytes"] == len(want)
 
 
-def test_tee_refused_mid_stream_falls_back_without_losing_or_repeating_a_byte(tmp_path, monkeypatch):
-    real = tee._libc_tee()
-    if real is None:
-        pytest.skip("no tee(2) on this platform")
-    calls = []
-
-    def flaky(src, dst, size, flags):
-        calls.append(size)
-        if len(calls) > 2:
-            raise OSError(errno.EINVAL, "Invalid argument")
-        return real(src, dst, size, flags)
-
-    payload = os.urandom(6 * tee.CHUNK + 3)
-    stream, got, result = _run(tmp_path, payload, before_pump=lambda s: setattr(s, "tee", flaky))
-    assert len(calls) == 3 and stream.tee is None
-    assert got == payload == (tmp_path / "cap").read_bytes()
-    assert result["sha256"] == hashlib.sha256(payload).hexdigest()
-
-
-def test_splice_refused_reads_the_teed_bytes_and_copies_on(tmp_path, monkeypatch):
-    if tee._libc_tee() is None:
-        pytest.skip("no tee(2) on this platform")
-
-    def no_splice(*_a, **_k):
-        raise OSError(errno.EINVAL, "Invalid argument")
-
-    monkeypatch.setattr(os, "splice", no_splice)
-    payload = os.urandom(4 * tee.CHUNK + 9)
-    stream, got, result = _run(tmp_path, payload)
-    assert stream.tee is None and stream.error is None
-    assert got == payload == (tmp_path / "cap").read_bytes()
-    assert result["sha256"] == hashlib.sha256(payload).hexdigest()
-
-
-@pytest.mark.parametrize("zero_copy", [True, False])
-def test_capture_that_cannot_be_written_fails_the_record_but_not_the_agent(tmp_path, monkeypatch, zero_copy):
+@pytest.mark.parametrize("substituting", [False, True])
+def test_capture_that_cannot_be_written_fails_the_record_but_not_the_agent(tmp_path, monkeypatch, substituting):
     if not Path("/dev/full").exists():
         pytest.skip("no /dev/full")
     monkeypatch.setattr(tee, "_open_capture", lambda _p: os.open("/dev/full", os.O_WRONLY))
     payload = os.urandom(2 * tee.CHUNK + 1)
-    mapping = None if zero_copy else {b"\x00never-present\x00" * 4: b"x"}
+    mapping = {b"\x00never-present\x00" * 4: b"x"} if substituting else None
     _stream, got, result = _run(tmp_path, payload, mapping=mapping)
     assert got == payload, "the agent gets its bytes even when the record cannot be kept"
     assert isinstance(result, OSError) and result.errno == errno.ENOSPC
@@ -167,3 +132,203 @@ def test_agent_end_gone_closes_the_childs_pipe(tmp_path):
     os.close(src_w)
     os.close(dst_w)
     stream.result("captured/1.out")
+
+
+# -- regressions from the adversarial review of the zero-copy tee (tee(2) was removed for these) ---
+
+_SPLICER = textwrap.dedent("""
+    import os, sys, time
+    fd = os.open(sys.argv[1], os.O_RDWR)
+    os.splice(fd, 1, 4096, offset_src=0)   # a page-cache page of the file now sits in the recorder's pipe
+    os.close(1)                              # end of stream for the recorder
+    time.sleep(float(sys.argv[2]))           # the recorder has moved the bytes by now
+    os.pwrite(fd, b"B" * 4096, 0)            # the same page, new content
+""")
+
+
+@pytest.mark.skipif(not hasattr(os, "splice"), reason="os.splice is Linux, Python 3.10+")
+def test_a_tool_that_splices_pages_and_changes_them_later_cannot_split_agent_and_capture(tmp_path):
+    """With tee(2) the agent's pipe shared the tool's pages: the capture held the bytes as spliced,
+    the agent (reading later) the bytes as changed. A copy is taken once; both get the same."""
+    f = tmp_path / "f"
+    f.write_bytes(b"A" * 4096)
+    src_r, src_w = os.pipe()
+    child = subprocess.Popen([sys.executable, "-c", _SPLICER, str(f), "0.3"], stdout=src_w)
+    os.close(src_w)
+    dst_r, dst_w = os.pipe()  # the agent reads it only after the tool has changed the page
+    stream = tee.Stream(src_r, dst_w, str(tmp_path / "cap"), {})
+    while stream.open:
+        stream.pump()
+    result = stream.result("captured/1.out")
+    assert child.wait() == 0
+    os.close(dst_w)
+    agent = bytearray()
+    _drain(dst_r, agent)
+    os.close(dst_r)
+    cap = (tmp_path / "cap").read_bytes()
+    assert bytes(agent) == cap == b"A" * 4096
+    assert result["sha256"] == hashlib.sha256(cap).hexdigest()
+
+
+def test_another_writer_on_the_agents_pipe_does_not_end_the_stream(tmp_path):
+    """tee(2) returned 0 when a sibling filled the agent's pipe first, which read as end of stream:
+    the tool died of SIGPIPE and the record said complete. Only a read of b"" ends a stream."""
+    n = 8 << 20
+    dst_r, dst_w = os.pipe()
+    others = [subprocess.Popen(["yes"], stdout=dst_w, stderr=subprocess.DEVNULL) for _ in range(2)]
+    agent = subprocess.Popen(["cat"], stdin=dst_r, stdout=subprocess.DEVNULL)
+    try:
+        for attempt in range(3):
+            src_r, src_w = os.pipe()
+            child = subprocess.Popen([sys.executable, "-c", "import sys\nb=b'y'*65536\n"
+                                      f"for _ in range({n // 65536}): sys.stdout.buffer.write(b)"], stdout=src_w)
+            os.close(src_w)
+            stream = tee.Stream(src_r, dst_w, str(tmp_path / f"cap{attempt}"), {})
+            while stream.open:
+                stream.pump()
+            result = stream.result("x")
+            assert (child.wait(), result["bytes"]) == (0, n), f"attempt {attempt}"
+            assert result["sha256"] == hashlib.sha256(b"y" * n).hexdigest()
+    finally:
+        for p in (*others, agent):
+            p.kill()
+            p.wait()
+        os.close(dst_r)
+        os.close(dst_w)
+
+
+def test_bytes_the_agent_never_got_are_not_recorded(tmp_path, monkeypatch):
+    """The agent's end breaks in the middle of a chunk: the capture holds exactly what it was given."""
+    src_r, src_w = os.pipe()
+    dst_r, dst_w = os.pipe()
+    real_write, given = os.write, []
+
+    def write_then_break(fd, data):
+        if fd == dst_w:
+            if given:
+                raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+            n = real_write(fd, bytes(data[:1000]))
+            given.append(n)
+            return n
+        return real_write(fd, data)
+
+    os.write(src_w, b"z" * 5000)
+    os.close(src_w)
+    stream = tee.Stream(src_r, dst_w, str(tmp_path / "cap"), {})
+    monkeypatch.setattr(os, "write", write_then_break)
+    stream.pump()
+    monkeypatch.setattr(os, "write", real_write)
+    assert not stream.open and stream.dst == -1
+    result = stream.result("captured/1.out")
+    assert given == [1000] and os.read(dst_r, 10000) == b"z" * 1000
+    assert (tmp_path / "cap").read_bytes() == b"z" * 1000 and result["bytes"] == 1000
+    os.close(dst_r)
+    os.close(dst_w)
+
+
+def _fds_under(path: str) -> list[str]:
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith(path):
+                found.append(fd)
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir() or not Path("/dev/full").exists(), reason="needs /proc and /dev/full")
+def test_a_failed_record_releases_both_streams(tmp_path, monkeypatch):
+    """stdout's capture fails (disk full) while stderr is big enough to start its digest thread:
+    the record fails, and neither stream leaves an open capture file or a live thread behind."""
+    from skill_eval.runner import recorder as recorder_mod
+
+    tool = tmp_path / "bin" / "tool"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\nhead -c 3000000 /dev/zero >&2\necho out\n")
+    tool.chmod(0o755)
+    sandbox, store = tmp_path / "sb", tmp_path / "store"
+    sandbox.mkdir()
+    real_open = tee._open_capture
+    monkeypatch.setattr(tee, "_open_capture",
+                        lambda p: os.open("/dev/full", os.O_WRONLY) if p.endswith(".out") else real_open(p))
+    rec = recorder_mod.Recorder(store, types.SimpleNamespace(name="tool"), tool, sandbox, env={"PATH": "/usr/bin:/bin"})
+    threads_before = threading.active_count()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    drains = [threading.Thread(target=_drain, args=(fd, bytearray())) for fd in (out_r, err_r)]
+    for t in drains:
+        t.start()
+    stdin = os.open("/dev/null", os.O_RDONLY)
+    reply = rec.run_call(["tool"], str(sandbox), {}, stdin, out_w, err_w)
+    for fd in (out_w, err_w, stdin):
+        os.close(fd)
+    for t in drains:
+        t.join()
+    os.close(out_r)
+    os.close(err_r)
+    assert reply.startswith(b"E") and rec.calls()[0]["status"] == "record_failed"
+    assert _fds_under(str(store)) == [], "a capture file of the failed call is still open"
+    assert threading.active_count() == threads_before, "a digest thread of the failed call is still alive"
+
+
+def test_close_is_idempotent_and_releases_the_childs_pipe(tmp_path):
+    src_r, src_w = os.pipe()
+    stream = tee.Stream(src_r, -1, str(tmp_path / "cap"), {})
+    stream.close()
+    stream.close()
+    assert stream.closed and not stream.open
+    with pytest.raises(BrokenPipeError):
+        os.write(src_w, b"x")
+    os.close(src_w)
+
+
+def test_a_big_stream_grows_the_agents_pipe_and_a_small_one_does_not(tmp_path):
+    import fcntl
+
+    for size, grown in ((1000, False), (3 * tee.CHUNK, True)):
+        src_r, src_w = os.pipe()
+        dst_r, dst_w = os.pipe()
+        default = fcntl.fcntl(dst_w, tee.F_GETPIPE_SZ)
+        got = bytearray()
+        reader = threading.Thread(target=_drain, args=(dst_r, got))
+        reader.start()
+        writer = threading.Thread(target=_feed, args=(src_w, os.urandom(size)))
+        writer.start()
+        stream = tee.Stream(src_r, dst_w, str(tmp_path / f"cap{size}"), {})
+        while stream.open:
+            stream.pump()
+        stream.result("captured/1.out")
+        assert (fcntl.fcntl(dst_w, tee.F_GETPIPE_SZ) >= tee.CHUNK) == grown or default >= tee.CHUNK
+        assert (stream.writer is not None) == grown, "only a big stream starts the pipeline"
+        os.close(dst_w)
+        writer.join()
+        reader.join()
+        os.close(dst_r)
+        assert len(got) == size
+
+
+def test_a_capture_that_fails_inside_the_pipeline_fails_the_record_but_not_the_agent(tmp_path, monkeypatch):
+    """The capture breaks after the stream went big (the writer thread meets the error): the agent
+    still gets every byte, the stages drain (no hang on the ring), and the record fails."""
+    cap_r, cap_w = os.pipe()
+
+    def take_then_close():
+        taken = 0
+        while taken < tee.HASH_WINDOW + (1 << 19):
+            chunk = os.read(cap_r, 1 << 16)
+            if not chunk:
+                break
+            taken += len(chunk)
+        os.close(cap_r)
+
+    taker = threading.Thread(target=take_then_close)
+    taker.start()
+    monkeypatch.setattr(tee, "_open_capture", lambda _p: cap_w)
+    payload = os.urandom(20 * tee.CHUNK + 3)
+    stream, got, result = _run(tmp_path, payload)
+    taker.join()
+    assert got == payload
+    assert stream.writer is not None, "the failure happened inside the pipeline"
+    assert isinstance(result, OSError) and result.errno == errno.EPIPE
+    assert stream.free is not None and stream.free.qsize() == tee._RING, "every ring buffer came back"

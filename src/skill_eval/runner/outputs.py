@@ -164,31 +164,40 @@ class Substituter:
         self.carry = b""
         self.count = 0
 
-    def _open_prefix(self, data: bytes, at: int) -> bool:
+    def _open_prefix(self, data: bytes | memoryview, at: int) -> bool:
         """Could data[at:] still grow into a (longer) key with the next chunk?"""
-        tail = data[at:]
+        if len(data) - at > self.hold:
+            return False  # longer than every key but the one it would have to be a proper prefix of
+        tail = bytes(data[at:])
         return any(len(k) > len(tail) and k.startswith(tail) for k in self.keys)
 
-    def _process(self, data: bytes, final: bool) -> bytes:
-        parts, pos = [], 0
+    def _process(self, data: bytes | memoryview, final: bool) -> bytes | memoryview:
+        parts: list[bytes | memoryview] = []
+        pos = 0
         for m in self.pattern.finditer(data):  # type: ignore[union-attr]  # only reached with keys: pattern is compiled
             if not final and self._open_prefix(data, m.start()):
                 break  # a longer key may complete here; decide with the next chunk
-            parts += [data[pos : m.start()], self.mapping[m.group()]]
+            parts += [data[pos : m.start()], self.mapping[bytes(m.group())]]
             self.count += 1
             pos = m.end()
         cut = len(data)
         if not final:
             cut = next((p for p in range(max(pos, len(data) - self.hold), len(data)) if self._open_prefix(data, p)),
                        len(data))
-        self.carry = data[cut:]
+        self.carry = bytes(data[cut:])  # a copy: `data` may be a view of a buffer the caller reuses
+        if not parts:
+            return data[:cut]  # nothing replaced: no copy (a view stays a view of the caller's buffer)
         parts.append(data[pos:cut])
         return b"".join(parts)
 
-    def feed(self, chunk: bytes) -> bytes:
-        return chunk if self.pattern is None else self._process(self.carry + chunk, final=False)
+    def feed(self, chunk: bytes | memoryview) -> bytes | memoryview:
+        """The part of the stream that is decided: `chunk` itself when there is nothing to replace,
+        else new bytes. A returned view is valid as long as the caller's buffer under `chunk` is."""
+        if self.pattern is None:
+            return chunk
+        return self._process(self.carry + chunk if self.carry else chunk, final=False)
 
-    def flush(self) -> bytes:
+    def flush(self) -> bytes | memoryview:
         if self.pattern is None or not self.carry:
             return b""
         return self._process(self.carry, final=True)

@@ -5,7 +5,7 @@ reach. The shim client inside the sandbox (skill_eval.shim) sends argv, cwd, env
 stdin/stdout/stderr descriptors over a per-run Unix socket; this module, running in the runner
 process, checks the request, runs the real tool by absolute path (never a PATH lookup) with cwd in
 the sandbox work tree, tees its streams to the agent's descriptors while persisting and digesting them
-(runner/tee.py: zero-copy where the kernel allows, the digest off the copy loop), redirects declared outputs to private per-call locations in
+(runner/tee.py: one copy per chunk, the digest off the copy loop), redirects declared outputs to private per-call locations in
 its store and copies them back, digests every input operand before and after
 the call, and keeps the call record (call format v2) in memory and in its store: both out of the
 sandbox's view. Nothing inside the sandbox can create, edit or delete a record.
@@ -343,15 +343,18 @@ class Recorder:
             self._children[number] = child
         cap = os.path.join(self.store, "captured", str(number))
         mapping = out_mod.substitution_map(requests)
+        streams: list[Stream] = []
         try:
-            streams = [Stream(out_r, fds[1], cap + ".out", mapping)]
+            streams.append(Stream(out_r, fds[1], cap + ".out", mapping))  # each Stream owns its pipe from here
             streams.append(Stream(err_r, fds[2], cap + ".err", mapping))
             _pump_all(streams, child, control)
             code = child.wait()
         except BaseException:  # a tool must never outlive a call the recorder gave up on
             with contextlib.suppress(OSError):
                 os.killpg(child.pid, signal.SIGKILL)
-            for fd in (out_r, err_r):
+            for stream in streams:
+                stream.close()
+            for fd in (out_r, err_r)[len(streams):]:  # the pipes no Stream took over
                 with contextlib.suppress(OSError):
                     os.close(fd)
             child.wait()
@@ -361,8 +364,7 @@ class Recorder:
                 self._children.pop(number, None)
         signum = -code if code < 0 else None
         rec["exit_code"], rec["signal"] = (128 + signum if signum else code), signum
-        rec["stdout"] = streams[0].result(f"captured/{number}.out")
-        rec["stderr"] = streams[1].result(f"captured/{number}.err")
+        rec["stdout"], rec["stderr"] = _results(streams, f"captured/{number}")
         rec["substitutions"] = {"stdout": streams[0].subst.count, "stderr": streams[1].subst.count}
         rec["outputs"] = out_mod.collect_outputs(requests, signum is not None)
         self._finish(rec, t0, None, "complete")
@@ -393,6 +395,20 @@ class Recorder:
 
 def _input_digest(real: str, kind: str) -> str:
     return _digest_tree(real) if kind == "dir" else _digest_file(real)
+
+
+def _results(streams: list[Stream], stem: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Both streams' record entries; every stream is released even when one fails (the first error is raised)."""
+    got: list[dict[str, Any]] = []
+    error: OSError | None = None
+    for stream, suffix in zip(streams, (".out", ".err"), strict=True):
+        try:
+            got.append(stream.result(stem + suffix))
+        except OSError as exc:
+            error = error or exc
+    if error is not None:
+        raise error
+    return got[0], got[1]
 
 
 def _say(fd: int, message: str) -> None:

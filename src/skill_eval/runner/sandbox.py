@@ -146,28 +146,28 @@ def git_head(root: Path, env: Mapping[str, str], prefix: Sequence[str] = ()) -> 
 
     An object id cannot be forged the way a tag or a branch can be moved: `git-head-unchanged`
     compares it with the one recorded right after seeding."""
-    dot_git = root / ".git"
-    if dot_git.is_symlink() or not dot_git.is_dir():
-        return None
-    res = subprocess.run([*prefix, "git", *GIT_SAFE, "rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=root,
-                         env=_git_env(root, env), capture_output=True, timeout=60)
-    oid = res.stdout.strip().decode("ascii", "replace")
-    return oid if res.returncode == 0 and oid else None
+    return git_state(root, env, prefix, digest=False)[1]
 
 
 def git_digest(root: Path, env: Mapping[str, str], prefix: Sequence[str] = ()) -> str | None:
-    """Digest of the git worktree state (HEAD, full porcelain status, tracked diff), or None.
+    """Digest of the git worktree state (HEAD, full porcelain status, tracked diff), or None (see git_state)."""
+    return git_state(root, env, prefix)[0]
 
-    `git-worktree-clean` compares two of these, so the status alone is not enough: a second edit of
-    an already-modified file keeps the status line and changes the diff. None — which fails every
-    git predicate — when there is no repository, when `.git` is not a real directory, when any git
-    command fails (a constant error marker on both sides would read as "unchanged"), or when the
-    index hides paths from git itself (assume-unchanged / skip-worktree flags the agent could set).
-    prefix: the tool jail.
+
+def git_state(root: Path, env: Mapping[str, str], prefix: Sequence[str] = (), *,
+              digest: bool = True) -> tuple[str | None, str | None]:
+    """(digest of the git worktree state, HEAD's commit id), from one `rev-parse` shared by both.
+
+    `git-worktree-clean` compares two digests, so the status alone is not enough: a second edit of
+    an already-modified file keeps the status line and changes the diff. The digest is None — which
+    fails every git predicate — when there is no repository, when `.git` is not a real directory,
+    when any git command fails (a constant error marker on both sides would read as "unchanged"), or
+    when the index hides paths from git itself (assume-unchanged / skip-worktree flags the agent could
+    set). The head is None without a repository or a commit, whatever the digest. prefix: the tool jail.
     """
     dot_git = root / ".git"
     if dot_git.is_symlink() or not dot_git.is_dir():
-        return None
+        return None, None
     genv = _git_env(root, env)
 
     def git(*args: str) -> bytes | None:
@@ -175,21 +175,25 @@ def git_digest(root: Path, env: Mapping[str, str], prefix: Sequence[str] = ()) -
                              timeout=60)
         return res.stdout if res.returncode == 0 else None
 
+    got = git("rev-parse", "--verify", "-q", "HEAD^{commit}")
+    oid = got.strip().decode("ascii", "replace") if got is not None else ""
+    head = oid or None
+    if not digest:
+        return None, head
     listing = git("ls-files", "-v", "-z")
     if listing is None or any(e[:1].islower() or e[:2] == b"S " for e in listing.split(b"\0") if e):
-        return None
-    head = git("rev-parse", "--verify", "-q", "HEAD")
+        return None, head
     status = git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching")
     if status is None:
-        return None
-    parts = [head.strip() if head is not None else b"<no HEAD>", status]
+        return None, head
+    parts = [head.encode("ascii") if head is not None else b"<no HEAD>", status]
     if head is not None:
         diff = git("diff", "--binary", "--no-ext-diff", "--no-textconv", "HEAD")
         if diff is None:
-            return None
+            return None, head
         parts.append(diff)
     data = GIT_DOMAIN.encode() + b"\0" + b"\0".join(parts)
-    return hashing.sha256_bytes(data)
+    return hashing.sha256_bytes(data), head
 
 
 # ----------------------------------------------------------------------------- facts
@@ -457,8 +461,7 @@ class Sandbox:
         facts, blobs, streams = [], {}, []
         for i, argv in enumerate(actions):
             before = self.tree()
-            head_oid = git_head(self.work, self.runner_env, self.jail.argv(self.work))
-            git_before = git_digest(self.work, self.runner_env, self.jail.argv(self.work))
+            git_before, head_oid = git_state(self.work, self.runner_env, self.jail.argv(self.work))
             code, out, err = self._exec(list(argv), self.runner_env, timeout)
             after = self.tree()
             files = {}
