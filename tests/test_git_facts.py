@@ -167,3 +167,18 @@ def test_git_head_unchanged_needs_a_seeded_head(box: Sandbox):
 ])
 def test_managed_path_globs_stay_in_their_segment(path: str, glob: str, ok: bool):
     assert oracles._glob_match(path, glob) is ok
+
+
+@pytest.mark.parametrize("kind", ["tree", "blob"])
+def test_a_head_that_names_no_commit_fails_the_digest_closed(box: Sandbox, kind: str):
+    """HEAD rewritten to a tree or a blob id: git status still answers, but with no commit to diff
+    against a second edit of a modified file would not move the digest; it is None instead."""
+    from skill_eval.runner.sandbox import git_digest, git_head
+
+    assert git_digest(box.work, box.runner_env) is not None, "control: an ordinary repository has a digest"
+    spec = "HEAD^{tree}" if kind == "tree" else "HEAD:CHANGELOG.md"
+    oid = subprocess.run(["git", "rev-parse", spec], cwd=box.work, check=True, capture_output=True, text=True).stdout.strip()
+    (box.work / ".git" / "HEAD").write_text(oid + "\n")
+    assert git_digest(box.work, box.runner_env) is None
+    assert git_head(box.work, box.runner_env) is None
+    assert clean(box, ["git", "status", "--short"]) is not None, "git-worktree-clean fails closed"

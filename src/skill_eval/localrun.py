@@ -20,6 +20,7 @@ import argparse
 import hashlib
 import importlib.metadata
 import json
+import signal
 import sys
 import tempfile
 import time
@@ -195,6 +196,18 @@ def corpus(root: Path, work: Path, seeds: range = range(1, 3)) -> dict[str, Any]
     return {"cases": len(data["cases"]), "categories": data["categories"], "recorded_runs": data["recorded_runs"]}
 
 
+def _terminated(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _exit_on_termination() -> None:
+    """SIGTERM/SIGHUP unwind like Ctrl-C: the local server's `with` block stops its process group, a
+    `skill-eval run` child is killed by subprocess.run on the way out, and the scratch tree is removed
+    (the default action would end this process at once and leave the server and the run orphaned)."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _terminated)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="e2e_local", description="a real local model (llama.cpp + SmolLM2-135M) in the loop")
     p.add_argument("session", choices=["e2e", "smoke", "calibrate", "corpus"])
@@ -205,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scenarios", default=None, help="calibrate: comma-separated scenario ids (default: the six)")
     args = p.parse_args(argv)
     root = args.root.resolve()
+    _exit_on_termination()
     with tempfile.TemporaryDirectory(prefix="skill-eval-local-") as tmp:
         work = args.work or Path(tmp)
         try:

@@ -331,4 +331,61 @@ def test_a_capture_that_fails_inside_the_pipeline_fails_the_record_but_not_the_a
     assert got == payload
     assert stream.writer is not None, "the failure happened inside the pipeline"
     assert isinstance(result, OSError) and result.errno == errno.EPIPE
-    assert stream.free is not None and stream.free.qsize() == tee._RING, "every ring buffer came back"
+    assert stream.free is not None and stream.free.qsize() == stream.buffers >= tee._RING_START, "every ring buffer came back"
+    assert tee._budget._value == tee._BUFFERS_MAX, "the process-wide budget is whole again"
+
+
+def test_a_thread_that_cannot_start_leaves_the_stream_inline_and_whole(tmp_path, monkeypatch):
+    """The second pipeline thread fails to start (threads exhausted): the stream undoes the pipeline,
+    stays in the loop, records the same bytes, and leaks no thread, descriptor or budget."""
+    real_start, started = threading.Thread.start, []
+
+    def start(self):
+        if getattr(self._target, "__self__", None).__class__ is tee.Stream:  # a pipeline stage, not _run's own
+            started.append(self)
+            if len(started) == 2:
+                raise RuntimeError("can't start new thread")
+        real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    before = threading.active_count()
+    payload = os.urandom(6 * tee.CHUNK + 11)
+    stream, got, result = _run(tmp_path, payload)
+    monkeypatch.setattr(threading.Thread, "start", real_start)
+    assert got == payload == (tmp_path / "cap").read_bytes()
+    assert result["sha256"] == hashlib.sha256(payload).hexdigest()
+    assert stream.inline_only and stream.free is None and stream.thread is None
+    assert threading.active_count() <= before + 2  # _run's own reader and writer threads, joined by now
+    assert tee._budget._value == tee._BUFFERS_MAX
+
+
+def test_no_budget_left_keeps_a_big_stream_inline(tmp_path, monkeypatch):
+    """Every ring buffer of the process is taken (many big streams at once): a new big stream is
+    persisted and hashed in the loop instead, correctly, and memory stays within the budget."""
+    monkeypatch.setattr(tee, "_budget", threading.BoundedSemaphore(1))
+    payload = os.urandom(3 * tee.CHUNK)
+    stream, got, result = _run(tmp_path, payload)
+    assert got == payload == (tmp_path / "cap").read_bytes()
+    assert result["sha256"] == hashlib.sha256(payload).hexdigest()
+    assert stream.free is None and stream.thread is None and not stream.inline_only
+    assert tee._budget._value == 1
+
+
+def test_the_ring_grows_only_while_its_stages_lag(tmp_path, monkeypatch):
+    """A capture writer that keeps up leaves the ring at its starting size; a slow one grows it to _RING."""
+    import time
+
+    payload = os.urandom(12 * tee.CHUNK)
+    fast, _got, _ = _run(tmp_path, payload)
+    real_write = os.write
+
+    def slow_write(fd, data):
+        if "_write_stage" in threading.current_thread().name:  # only the capture writer is slow
+            time.sleep(0.01)
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", slow_write)
+    slow, got, result = _run(tmp_path, payload)
+    monkeypatch.setattr(os, "write", real_write)
+    assert got == payload and result["sha256"] == hashlib.sha256(payload).hexdigest()
+    assert tee._RING_START <= fast.buffers <= tee._RING and slow.buffers == tee._RING

@@ -353,7 +353,8 @@ class Recorder:
             with contextlib.suppress(OSError):
                 os.killpg(child.pid, signal.SIGKILL)
             for stream in streams:
-                stream.close()
+                with contextlib.suppress(Exception):  # the child must still be reaped below
+                    stream.close()
             for fd in (out_r, err_r)[len(streams):]:  # the pipes no Stream took over
                 with contextlib.suppress(OSError):
                     os.close(fd)

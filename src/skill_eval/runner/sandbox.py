@@ -180,6 +180,8 @@ def git_state(root: Path, env: Mapping[str, str], prefix: Sequence[str] = (), *,
     head = oid or None
     if not digest:
         return None, head
+    if head is None and git("rev-parse", "--verify", "-q", "HEAD"):
+        return None, None  # HEAD names an object that is not a commit (a tree, a blob): fail closed
     listing = git("ls-files", "-v", "-z")
     if listing is None or any(e[:1].islower() or e[:2] == b"S " for e in listing.split(b"\0") if e):
         return None, head
@@ -188,7 +190,7 @@ def git_state(root: Path, env: Mapping[str, str], prefix: Sequence[str] = (), *,
         return None, head
     parts = [head.encode("ascii") if head is not None else b"<no HEAD>", status]
     if head is not None:
-        diff = git("diff", "--binary", "--no-ext-diff", "--no-textconv", "HEAD")
+        diff = git("diff", "--binary", "--no-ext-diff", "--no-textconv", head)  # the commit read above, not HEAD again
         if diff is None:
             return None, head
         parts.append(diff)

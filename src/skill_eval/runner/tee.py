@@ -13,13 +13,19 @@ copy reads the bytes into memory once; what is sent is what is kept.
 
 Small streams (nearly every call: below `HASH_WINDOW`) are persisted and hashed in the loop: that
 costs less than starting a thread. Once a stream passes the window it becomes a pipeline of three
-stages on a ring of `_RING` reusable `CHUNK` buffers: the copy loop reads into a free buffer and
-writes it to the agent; a writer thread appends it to the capture file; a digest thread hashes it
-and hands the buffer back (os.write and hashlib release the GIL, so the three overlap on two
-cores). The ring bounds memory and is the back-pressure: the loop waits for a free buffer when
-the disk or the digest falls behind. The agent's pipe is grown to `CHUNK` then (best effort), as
-the child's is, so each chunk is one write. The capture file's size is checked against the bytes
+stages on a ring of reusable `CHUNK` buffers: the copy loop reads into a free buffer and writes it
+to the agent; a writer thread appends it to the capture file; a digest thread hashes it and hands
+the buffer back (os.write and hashlib release the GIL, so the three overlap on two cores). The
+ring starts at `_RING_START` buffers and grows, one at a time and only while both are in flight,
+to `_RING` per stream and `_BUFFERS_MAX` for the whole process; beyond that the copy loop waits
+for a buffer (the disk or the digest sets the pace). Where the budget or a thread cannot be had
+the stream stays in the loop. The agent's pipe is grown to `CHUNK` then (best effort), as the
+child's is, so each chunk is one write. The capture file's size is checked against the bytes
 handed to it before the digest is returned.
+
+"The agent was given" means: its descriptor accepted the bytes (a pipe may still hold some the
+agent never reads). `subst.count` counts the replacements made in what was read, which can exceed
+those in the capture by the few in a chunk the agent's end refused when it went away.
 """
 
 from __future__ import annotations
@@ -40,6 +46,9 @@ FILE_IO_HELPERS = ("_open_capture",)  # the runner-private capture file of one s
 CHUNK = 1 << 20
 HASH_WINDOW = 1 << 20  # the pipeline starts once a stream has moved this much: smaller ones (nearly all) never start it
 _RING = 8  # buffers in flight per stream (8 MiB at most): the copy loop waits beyond it
+_RING_START = 2  # a pipeline starts with two buffers and grows one at a time while its stages lag behind
+_BUFFERS_MAX = 64  # ring buffers of every stream of this process together (64 MiB): past it, no growth
+_budget = threading.BoundedSemaphore(_BUFFERS_MAX)
 F_SETPIPE_SZ, F_GETPIPE_SZ = 1031, 1032  # Linux fcntl commands (fcntl.F_SETPIPE_SZ is Python 3.10+ on Linux only)
 
 # One item of the pipeline: the ring buffer it holds (handed back after hashing) and the bytes to
@@ -87,6 +96,8 @@ class Stream:
         self.writer: threading.Thread | None = None  # the persisting stage
         self.to_write: queue.SimpleQueue[_Item] | None = None
         self.free: queue.SimpleQueue[bytearray] | None = None
+        self.buffers = 0  # ring buffers this stream holds of the process-wide budget
+        self.inline_only = False  # a pipeline thread could not be started: never try again
         self.closed, self.size = False, 0
 
     # -- the copy loop ---------------------------------------------------------------------
@@ -102,12 +113,24 @@ class Stream:
                 self._persist(data if sent == len(data) else data[:sent])
         if not chunk:
             self.finish()
-        elif self.bytes >= HASH_WINDOW and self.open:
+        elif self.bytes >= HASH_WINDOW and self.open and not self.inline_only:
             self._start_pipeline()
+
+    def _take_buffer(self) -> bytearray:
+        """A free ring buffer; a new one while the stages lag and the budgets allow, else wait for one."""
+        assert self.free is not None
+        try:
+            return self.free.get_nowait()
+        except queue.Empty:
+            pass
+        if self.buffers < _RING and _budget.acquire(blocking=False):
+            self.buffers += 1
+            return bytearray(CHUNK)
+        return self.free.get()  # the whole ring is in flight: the disk or the digest sets the pace
 
     def _pump_ring(self) -> None:
         assert self.free is not None and self.to_write is not None
-        buf = self.free.get()  # waits while the whole ring is in flight
+        buf = self._take_buffer()
         try:
             n = os.readv(self.src, [buf])
         except BaseException:
@@ -163,16 +186,37 @@ class Stream:
 
     # -- the pipeline (big streams) --------------------------------------------------------
     def _start_pipeline(self) -> None:
+        """Become a pipeline; where the process-wide budget or a thread cannot be had, stay in the loop
+        (inline persisting and hashing work at any size, only slower)."""
+        got = 0
+        while got < _RING_START and _budget.acquire(blocking=False):
+            got += 1
+        if got < _RING_START:
+            for _ in range(got):
+                _budget.release()
+            return
+        free: queue.SimpleQueue[bytearray] = queue.SimpleQueue()
+        for _ in range(got):
+            free.put(bytearray(CHUNK))
+        to_write: queue.SimpleQueue[_Item] = queue.SimpleQueue()
+        to_hash: queue.SimpleQueue[_Item] = queue.SimpleQueue()
+        writer = threading.Thread(target=self._write_stage, args=(to_write, to_hash), daemon=True)
+        digest = threading.Thread(target=self._digest_stage, args=(to_hash, free), daemon=True)
+        try:
+            writer.start()
+            digest.start()
+        except (RuntimeError, MemoryError):  # "can't start new thread": undo, stay inline
+            self.inline_only = True
+            if writer.ident is not None:
+                to_write.put(None)  # the writer passes the end on to the (unstarted) digest queue and stops
+                writer.join()
+            for _ in range(got):
+                _budget.release()
+            return
         if self.dst >= 0:
             _grow_pipe(self.dst)
-        self.free, self.to_write = queue.SimpleQueue(), queue.SimpleQueue()
-        for _ in range(_RING):
-            self.free.put(bytearray(CHUNK))
-        to_hash: queue.SimpleQueue[_Item] = queue.SimpleQueue()
-        self.writer = threading.Thread(target=self._write_stage, args=(self.to_write, to_hash), daemon=True)
-        self.thread = threading.Thread(target=self._digest_stage, args=(to_hash, self.free), daemon=True)
-        self.writer.start()
-        self.thread.start()
+        self.free, self.to_write, self.buffers = free, to_write, got
+        self.writer, self.thread = writer, digest
 
     def _write_stage(self, items: queue.SimpleQueue[_Item], to_hash: queue.SimpleQueue[_Item]) -> None:
         """Append each item to the capture file, in order, then pass it on; never stops early (the
@@ -204,24 +248,31 @@ class Stream:
             free.put(buf)
 
     def close(self) -> None:
-        """Stop the pipeline, close the capture file and the child's pipe (idempotent)."""
+        """Stop the pipeline, close the capture file and the child's pipe (idempotent; releases
+        everything even when a step fails)."""
         if self.closed:
             return
         self.closed = True
-        if self.to_write is not None:
-            self.to_write.put(None)
-            for stage in (self.writer, self.thread):
-                if stage is not None:
-                    stage.join()
-        self.finish()
         try:
-            self.size = os.fstat(self.fd).st_size
-        except OSError as exc:
-            self.error = self.error or exc
-        try:
-            os.close(self.fd)
-        except OSError as exc:
-            self.error = self.error or exc
+            if self.to_write is not None:
+                self.to_write.put(None)
+                for stage in (self.writer, self.thread):
+                    if stage is not None and stage.ident is not None:
+                        stage.join()
+        finally:
+            for _ in range(self.buffers):  # `buffers` stays as it was: what the stream held
+                _budget.release()
+            try:
+                self.finish()
+            finally:
+                try:
+                    self.size = os.fstat(self.fd).st_size
+                except OSError as exc:
+                    self.error = self.error or exc
+                try:
+                    os.close(self.fd)
+                except OSError as exc:
+                    self.error = self.error or exc
 
     def result(self, path: str) -> dict[str, Any]:
         """The stream's record entry; raises the capture's error (after releasing everything)."""
