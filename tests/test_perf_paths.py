@@ -92,6 +92,52 @@ def test_loads_json_precheck_keeps_every_refusal(monkeypatch, text):
     assert fast == outcome()
 
 
+_JSON_CASES = [
+    '{"a": 1}', '{"a": 1}\n', '{"a": 1}  \r\n\t', ' {"a": 1}', '\n[1]', "[1] x", "[1]]", "1 2", "", " ", "x",
+    '{"a": 1, "a": 2}', '{"b": {"c": 1, "c": 1}}', '[{"k": 1}, {"k": 2, "k": 3}]', '{"a": NaN}', '[Infinity]',
+    '[-Infinity]', '{"a": 1e400}', '[-1e400]', '{"a": 1234567890123456789012345678901}', '[-' + "9" * 31 + "]",
+    '["' + "9" * 40 + '"]', "[" * 63 + "]" * 63, "[" * 70 + "]" * 70, "[" * 3000 + "]" * 3000, '{"a": [1, 2,]}',
+    '{"a" 1}', '{"a": "\\ud800"}', '"x"', "true", "null", "1.5", "-0", '{"a": "\x01"}', '{"a": 1}\x00',
+    "\ufeff{}", '{"é": "ü", "k": [true, false, null, 1.25e-3]}', '{"a": 1}\n{"b": 2}',
+]
+
+
+@pytest.mark.parametrize("text", _JSON_CASES)
+def test_shared_decoders_match_json_loads_with_fresh_hooks(monkeypatch, text):
+    """loads_json's shared decoders (built once, C scanner called directly, a duplicate key signalled
+    without a source) give what json.loads with per-document hooks gave: the same value or the same
+    refusal, worded the same."""
+    def outcome():
+        try:
+            return ("ok", strict.loads_json(text, "f.json"))
+        except SkillEvalError as exc:
+            return ("err", str(exc))
+
+    fast = outcome()
+    monkeypatch.setattr(strict, "_decode", lambda t, decoder: strict._careful_parse(t, "f.json"))
+    assert fast == outcome()
+
+
+@pytest.mark.parametrize("text", _JSON_CASES)
+@pytest.mark.parametrize("which", [0, 1])
+def test_direct_scan_raises_what_decode_raises(text, which):
+    """`_decode` (scan_once in the common case) against the decoder's own `decode`: same value, or the
+    same exception type, message and position."""
+    import json
+
+    decoder = strict._DECODERS[which]
+
+    def outcome(parse):
+        try:
+            return ("ok", parse(text))
+        except json.JSONDecodeError as exc:
+            return ("err", "JSONDecodeError", exc.msg, exc.pos)
+        except Exception as exc:  # noqa: BLE001 - compared, never swallowed silently
+            return ("err", type(exc).__name__, str(exc))
+
+    assert outcome(lambda t: strict._decode(t, decoder)) == outcome(decoder.decode)
+
+
 def test_bundle_fast_read_matches_careful_path(tmp_path, monkeypatch):
     root = tmp_path / "b"
     (root / "captured" / "1.out.d").mkdir(parents=True)
