@@ -138,6 +138,43 @@ def test_direct_scan_raises_what_decode_raises(text, which):
     assert outcome(lambda t: strict._decode(t, decoder)) == outcome(decoder.decode)
 
 
+@pytest.mark.parametrize("text", [
+    "", "1" * 30, "1" * 31, "x" + "1" * 31 + "x", "1" * 30 + "a" + "1" * 30, "\u0661" * 40, "\u0661" + "1" * 31,
+    "١" * 31, "é" * 10 + "9" * 31, "\ud800" + "9" * 31, "\ud800" + "9" * 3, '{"a": ' + "9" * 31 + "}",
+    '{"a": "' + "9" * 40 + '"}', "12345678901234567890123456789012",
+])
+def test_digit_run_precheck_finds_every_long_ascii_run(text):
+    """The translate-based precheck sees every run of more than MAX_INT_DIGITS ASCII digits (the only
+    digits a JSON integer has); it may answer True for more (then the integer hook decides, as before)."""
+    import re
+
+    ascii_run = re.search(r"[0-9]{31}", text) is not None
+    got = strict._long_digit_run(text)
+    assert got >= ascii_run
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return
+    assert got == ascii_run
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": ' + "9" * 31 + "}", '{"a": -' + "9" * 31 + "}", '{"a": ' + "9" * 30 + "}", '{"a": "' + "9" * 40 + '"}',
+    '{"a": "' + "\u0661" * 40 + '", "b": 1}', '["' + "١" * 35 + '", 12]', '[1.' + "9" * 40 + "]",
+    '[' + "9" * 31 + "e1]",
+])
+def test_long_integers_refused_as_with_the_regex_precheck(monkeypatch, text):
+    def outcome():
+        try:
+            return ("ok", strict.loads_json(text, "f.json"))
+        except SkillEvalError as exc:
+            return ("err", str(exc))
+
+    fast = outcome()
+    monkeypatch.setattr(strict, "_long_digit_run", lambda t: strict._LONG_DIGITS.search(t) is not None)
+    assert fast == outcome()
+
+
 def test_bundle_fast_read_matches_careful_path(tmp_path, monkeypatch):
     root = tmp_path / "b"
     (root / "captured" / "1.out.d").mkdir(parents=True)

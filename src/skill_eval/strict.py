@@ -151,6 +151,24 @@ def _reject_constant(name: str) -> NoReturn:
 _LONG_DIGITS = re.compile(rf"\d{{{MAX_INT_DIGITS + 1}}}")
 
 
+# bytes.translate + a substring search: ~20x cheaper than the regex above over a document
+_ASCII_DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_DIGIT_RUN = b"0" * (MAX_INT_DIGITS + 1)
+
+
+def _long_digit_run(text: str) -> bool:
+    """Could `text` hold an integer with more than MAX_INT_DIGITS digits? True when it has a run of
+    more ASCII digits than that anywhere (JSON integers are ASCII digits), and when it cannot be
+    encoded (then the hook decides, as it always may: the hook only refuses what is too long)."""
+    if len(text) <= MAX_INT_DIGITS:
+        return False
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return _DIGIT_RUN in data.translate(_ASCII_DIGITS)
+
+
 def _bounded_int(text: str) -> int:
     if len(text.lstrip("-")) > MAX_INT_DIGITS:
         raise ValueError(f"integer has more than {MAX_INT_DIGITS} digits")
@@ -165,7 +183,7 @@ def loads_json(text: str, source: object) -> Any:
     try:
         # no run of more than MAX_INT_DIGITS digits anywhere: no integer can be too long, so the C parser's
         # own int() stands in for the per-integer Python hook (which words the refusal when there is one)
-        value = _decode(text, _DECODERS[1] if _LONG_DIGITS.search(text) else _DECODERS[0])
+        value = _decode(text, _DECODERS[1] if _long_digit_run(text) else _DECODERS[0])
     except _Duplicate as dup:
         raise InputError(f"duplicate JSON key {dup.key!r}", source=source, fix="keep exactly one entry per key") from None
     except InputError:
