@@ -215,6 +215,43 @@ def test_scan_tree_lists_like_rglob_and_refuses_escaping_links(tmp_path):
         fsio.repo_tree(tmp_path, "ev")
 
 
+def test_pending_scan_is_scan_tree(tmp_path, monkeypatch):
+    """The helper-process scan the evidence gate starts before selection gives scan_tree's exact
+    answer, refusals included (re-run here, so worded by scan_tree itself), and also without fork."""
+    tree = tmp_path / "ev"
+    for rel in ("a/1/meta.json", "a/2/x/meta.json", "b/meta.json", "c/notmeta.json"):
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text("{}")
+    assert fsio.PendingScan(tmp_path, "ev", "meta.json").result() == fsio.scan_tree(tmp_path, "ev", "meta.json")
+    assert fsio.PendingScan(tmp_path, "missing", "meta.json").result() == fsio.scan_tree(tmp_path, "missing", "meta.json")
+    cancelled = fsio.PendingScan(tmp_path, "ev", "meta.json")
+    cancelled.cancel()
+    assert cancelled.result() == fsio.scan_tree(tmp_path, "ev", "meta.json")  # computed here after a cancel
+    os.symlink("/etc", tree / "b" / "out")
+    with pytest.raises(SkillEvalError) as careful:
+        fsio.scan_tree(tmp_path, "ev", "meta.json")
+    with pytest.raises(SkillEvalError) as helper:
+        fsio.PendingScan(tmp_path, "ev", "meta.json").result()
+    assert str(helper.value) == str(careful.value)
+    monkeypatch.delattr(os, "fork")
+    with pytest.raises(SkillEvalError) as no_fork:
+        fsio.PendingScan(tmp_path, "ev", "meta.json").result()
+    assert str(no_fork.value) == str(careful.value)
+
+
+def test_evidence_gate_same_report_with_or_without_the_scan_helper(monkeypatch):
+    """evidence.check on this repository: the report is the same when the tree is walked in place."""
+    from skill_eval import config, evidence
+
+    cfg = config.load(ROOT)
+    with_helper = evidence.check(cfg)
+    monkeypatch.setattr(evidence, "_start_scan", lambda cfg: None)
+    without = evidence.check(cfg)
+    assert (with_helper.errors, with_helper.found, with_helper.expected, with_helper.pending) == \
+        (without.errors, without.found, without.expected, without.pending)
+    assert [g.to_json() for g in with_helper.grades] == [g.to_json() for g in without.grades]
+
+
 def test_local_paths_one_read_equals_the_two_checks(tmp_path):
     home = "/home/recorder"
     tree = tmp_path / "agent-evals" / "evidence"

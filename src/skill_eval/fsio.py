@@ -417,3 +417,69 @@ def scan_tree(root: Path | str, path: Path | str, collect: str | None = None) ->
                 found.append(entry.path)
         stack.extend(reversed(subdirs))
     return top, found
+
+
+class PendingScan:
+    """`scan_tree(root, path, collect)` computed by a forked helper while this process does other work
+    (the evidence gate starts it before suite selection, which needs no part of the tree).
+
+    `result()` is exactly `scan_tree`'s answer: the helper sends its (top, found) back; when it could
+    not (any exception, including the InputError for an escaping symlink, or the helper died) this
+    process runs `scan_tree` itself, which raises what it raises. Without fork: computed on demand."""
+
+    def __init__(self, root: Path | str, path: Path | str, collect: str | None = None):
+        self._args = (root, path, collect)
+        self._fd: int | None = None
+        self._pid = 0
+        if not hasattr(os, "fork"):
+            return
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the helper (coverage does not follow a fork)
+            code = 0
+            try:
+                os.close(read_fd)
+                import pickle
+
+                try:
+                    data = pickle.dumps(scan_tree(root, path, collect), pickle.HIGHEST_PROTOCOL)
+                except BaseException:  # noqa: BLE001 - the caller re-runs the scan and raises it itself
+                    data = b""
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(write_fd, view):]
+            except BaseException:  # noqa: BLE001 - a helper must never unwind into the caller's code
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(write_fd)
+        self._fd, self._pid = read_fd, pid
+
+    def result(self) -> tuple[Path, list[str]]:
+        if self._fd is None:
+            return scan_tree(*self._args)
+        import pickle
+
+        chunks: list[bytes] = []
+        try:
+            while chunk := os.read(self._fd, 1 << 20):
+                chunks.append(chunk)
+        finally:
+            self.cancel()
+        if chunks:
+            got: tuple[Path, list[str]] = pickle.loads(b"".join(chunks))  # noqa: S301 - our own forked helper, over a private pipe
+            return got
+        return scan_tree(*self._args)
+
+    def cancel(self) -> None:
+        """Stop the helper (if still running) and reap it; `result()` then computes the scan here."""
+        if self._fd is None:
+            return
+        os.close(self._fd)
+        self._fd = None
+        import signal
+
+        with contextlib.suppress(OSError):
+            os.kill(self._pid, signal.SIGTERM)
+        with contextlib.suppress(OSError):
+            os.waitpid(self._pid, 0)
