@@ -37,7 +37,7 @@ CHUNK = 16
 class Result:
     """What the gate and the freshness command need from one bundle directory."""
 
-    path: Path
+    where: str  # the bundle directory (a str crosses the pool's pipe ~5x cheaper than a Path)
     parts: tuple[str, ...]  # relative to the evidence root
     meta_ok: bool  # meta.json read and matched the schema
     slot_key: tuple[str, str, str, str, int] | None  # (kind, skill, arm, item, k) from meta
@@ -46,6 +46,10 @@ class Result:
     stale: list[str]
     grade: Any  # graders.Grade, or None when not graded (outside the layout, unreadable meta)
     contamination: list[str] | None = None  # a comparison-arm bundle's reasons ([] clean); None: not a control
+
+    @property
+    def path(self) -> Path:
+        return Path(self.where)
 
     @property
     def in_layout(self) -> bool:
@@ -267,7 +271,7 @@ def _one(index: int) -> Result:
     b = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes)
     meta = b.meta
     if meta is None:
-        return Result(path, parts, False, None, None, None, [], None)
+        return Result(where, parts, False, None, None, None, [], None)
     key = slot_key(meta)
     stale = list(_STATE["fresh"](meta))
     grade: Any = None
@@ -277,7 +281,7 @@ def _one(index: int) -> Result:
         grade = grade_bundle(path, _STATE["catalog"](), loaded=b)
         if _STATE["slim"]:
             grade = SlimGrade(grade)
-    return Result(path, parts, True, key, meta["run_id"], meta.get("skill") or "trigger", stale, grade,
+    return Result(where, parts, True, key, meta["run_id"], meta.get("skill") or "trigger", stale, grade,
                   contamination(cfg, b) if isolation.is_control(meta.get("arm")) else None)
 
 
