@@ -252,6 +252,28 @@ def test_evidence_gate_same_report_with_or_without_the_scan_helper(monkeypatch):
     assert [g.to_json() for g in with_helper.grades] == [g.to_json() for g in without.grades]
 
 
+_TOKENS = ["--", "-", "", "=", "-o", "-oX", "-o=x", "--out", "--out=x", "--out=", "--out=a=b", "--outx", "-S", "-Sx",
+           "--S", "-h", "--help", "--help-all", "--dry-run", "x", "x=y", "-x=-o", "a-b", "--used-by", "--used-by=app", "@f"]
+_FLAGS = ["-o", "--out", "-S", "-h", "--help", "--dry-run", "--used-by", "-", "--", "", "=", "--out=a", "-x", "x", "--S",
+          "-o=", "-ab"]
+
+
+def test_flag_set_answers_as_has_flag():
+    """graders.artifacts.FlagSet (one pass over an argv) against has_flag (one pass per flag), over every
+    argv of up to three of these tokens (after a program name) and every flag: "--" ends the flags,
+    `flag=value`, a short flag's attached value, flags holding "=" (delegated)."""
+    import itertools
+
+    from skill_eval.graders.artifacts import FlagSet, has_flag
+
+    argvs = [("prog", *rest) for n in range(4) for rest in itertools.product(_TOKENS, repeat=n)]
+    argvs += [(), ("--out",), ("-o", "--", "-o")]
+    for argv in argvs:
+        flags = FlagSet(argv)
+        for f in _FLAGS:
+            assert flags.has(f) == has_flag(argv, f), (argv, f)
+
+
 def test_local_paths_one_read_equals_the_two_checks(tmp_path):
     home = "/home/recorder"
     tree = tmp_path / "agent-evals" / "evidence"
