@@ -274,6 +274,21 @@ def test_flag_set_answers_as_has_flag():
             assert flags.has(f) == has_flag(argv, f), (argv, f)
 
 
+def test_run_query_answers_kept_once_finished_grade_the_same(monkeypatch):
+    """A finished Run answers exhibited() and pair_of() once (the rules are pure functions of it):
+    every golden and evidence bundle of this repository grades exactly as with the queries recomputed."""
+    from skill_eval import config
+    from skill_eval.graders import Catalog, context, grade_bundle
+
+    cfg = config.load(ROOT)
+    catalog = Catalog(cfg)
+    dirs = sorted(p.parent for d in ("golden", "evidence") for p in (ROOT / "agent-evals" / "skills" / d).rglob("meta.json"))
+    assert len(dirs) > 50
+    kept = [grade_bundle(d, catalog).to_json() for d in dirs]
+    monkeypatch.setattr(context.Run, "finish", lambda self: self)
+    assert [grade_bundle(d, catalog).to_json() for d in dirs] == kept
+
+
 def test_local_paths_one_read_equals_the_two_checks(tmp_path):
     home = "/home/recorder"
     tree = tmp_path / "agent-evals" / "evidence"
