@@ -216,27 +216,43 @@ def test_scan_tree_lists_like_rglob_and_refuses_escaping_links(tmp_path):
 
 
 def test_pending_scan_is_scan_tree(tmp_path, monkeypatch):
-    """The helper-process scan the evidence gate starts before selection gives scan_tree's exact
-    answer, refusals included (re-run here, so worded by scan_tree itself), and also without fork."""
+    """The helper-process scan the evidence gate starts before selection (the tree shared out between
+    helpers) gives scan_tree's exact answer, listing order included, refusals included (re-run here, so
+    worded by scan_tree itself), and also without fork."""
     tree = tmp_path / "ev"
-    for rel in ("a/1/meta.json", "a/2/x/meta.json", "b/meta.json", "c/notmeta.json"):
+    rels = ["a/1/meta.json", "a/2/x/meta.json", "b/meta.json", "c/notmeta.json", "meta.json"]
+    for skill in ("s1", "s-2", "s"):
+        for run in ("r1", "r2"):
+            for item in ("i1", "i2", "i-3", "i"):
+                for k in ("0", "1"):
+                    rels += [f"{skill}/arm/{run}/{item}/{k}/meta.json", f"{skill}/arm/{run}/{item}/{k}/captured/1.out.d/0/r.json"]
+            rels += [f"{skill}/arm/{run}/meta.json", f"{skill}/arm/{run}/i1/0/captured/meta.json"]
+    rels += ["s1/arm/r1/i2/meta.json/x", "s/arm/r1/i1/meta.json/0/meta.json"]  # directories named meta.json
+    for rel in rels:
         (tree / rel).parent.mkdir(parents=True, exist_ok=True)
         (tree / rel).write_text("{}")
-    assert fsio.PendingScan(tmp_path, "ev", "meta.json").result() == fsio.scan_tree(tmp_path, "ev", "meta.json")
+    careful = fsio.scan_tree(tmp_path, "ev", "meta.json")
+    assert len(careful[1]) > 50
+    for shares in (1, 2, 3):
+        assert fsio.PendingScan(tmp_path, "ev", "meta.json", shares=shares).result() == careful
     assert fsio.PendingScan(tmp_path, "missing", "meta.json").result() == fsio.scan_tree(tmp_path, "missing", "meta.json")
     cancelled = fsio.PendingScan(tmp_path, "ev", "meta.json")
     cancelled.cancel()
-    assert cancelled.result() == fsio.scan_tree(tmp_path, "ev", "meta.json")  # computed here after a cancel
-    os.symlink("/etc", tree / "b" / "out")
-    with pytest.raises(SkillEvalError) as careful:
-        fsio.scan_tree(tmp_path, "ev", "meta.json")
-    with pytest.raises(SkillEvalError) as helper:
-        fsio.PendingScan(tmp_path, "ev", "meta.json").result()
-    assert str(helper.value) == str(careful.value)
+    assert cancelled.result() == careful  # computed here after a cancel
+    for link_at in ("b/out", "s/arm/r2/i-3/1/captured/out", "s/arm/r1/i2"):
+        if (tree / link_at).is_dir():
+            import shutil
+            shutil.rmtree(tree / link_at)
+        os.symlink("/etc", tree / link_at)
+        with pytest.raises(SkillEvalError) as refused:
+            fsio.scan_tree(tmp_path, "ev", "meta.json")
+        with pytest.raises(SkillEvalError) as helper:
+            fsio.PendingScan(tmp_path, "ev", "meta.json").result()
+        assert str(helper.value) == str(refused.value)
     monkeypatch.delattr(os, "fork")
     with pytest.raises(SkillEvalError) as no_fork:
         fsio.PendingScan(tmp_path, "ev", "meta.json").result()
-    assert str(no_fork.value) == str(careful.value)
+    assert str(no_fork.value) == str(refused.value)
 
 
 def test_evidence_gate_same_report_with_or_without_the_scan_helper(monkeypatch):
