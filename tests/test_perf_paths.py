@@ -305,6 +305,31 @@ def test_run_query_answers_kept_once_finished_grade_the_same(monkeypatch):
     assert [grade_bundle(d, catalog).to_json() for d in dirs] == kept
 
 
+def test_slim_meta_answers_as_the_dict_it_replaced():
+    """SlimGrade.meta (a read-only view over the packed tuple) against the dict it used to build, for
+    every golden and evidence bundle of this repository: every key, an unknown key, iteration, repr."""
+    from skill_eval import config, regrade
+    from skill_eval.graders import Catalog, grade_bundle
+
+    cfg = config.load(ROOT)
+    catalog = Catalog(cfg)
+    dirs = sorted(p.parent for d in ("golden", "evidence") for p in (ROOT / "agent-evals" / "skills" / d).rglob("meta.json"))
+    for d in dirs:
+        slim = regrade.SlimGrade(grade_bundle(d, catalog))
+        ref = dict(zip(regrade.SlimGrade._META_KEYS, regrade._meta_values(slim._meta), strict=True))
+        meta = slim.meta
+        assert dict(meta) == ref and meta == ref and repr(meta) == repr(ref) and len(meta) == len(ref)
+        assert list(meta) == list(ref) and list(meta.items()) == list(ref.items())
+        for key in [*ref, "nope", ""]:
+            assert meta.get(key) == ref.get(key) and meta.get(key, 7) == ref.get(key, 7) and (key in meta) == (key in ref)
+            if key in ref:
+                assert meta[key] == ref[key]
+            else:
+                with pytest.raises(KeyError):
+                    meta[key]
+        assert slim.full().meta == ref
+
+
 def test_local_paths_one_read_equals_the_two_checks(tmp_path):
     home = "/home/recorder"
     tree = tmp_path / "agent-evals" / "evidence"
