@@ -185,8 +185,13 @@ def test_bundle_fast_read_matches_careful_path(tmp_path, monkeypatch):
     os.symlink("meta.json", root / "link")
     os.symlink("captured", root / "dirlink")
     os.mkfifo(root / "fifo")
+    (root / "usage.json").mkdir()  # a bundle file's name that is not a file
+    os.symlink("meta.json", root / "claim.json")  # ... a symlink
+    os.mkfifo(root / "final.md")  # ... a FIFO
+    (root / "prompt.txt").write_bytes(b"y" * 51)  # ... over the cap
     names = ["meta.json", "empty", "captured/1.out.d/r.json", "big", "link", "dirlink/1.out.d/r.json", "fifo",
-             "captured", "nope", "nodir/x", "./meta.json", "a/../meta.json", "/etc/passwd", "x\\y", ""]
+             "captured", "nope", "nodir/x", "./meta.json", "a/../meta.json", "/etc/passwd", "x\\y", "",
+             "usage.json", "claim.json", "final.md", "prompt.txt", "facts.json", "judgments.json", "events.jsonl"]
 
     def outcome(name):
         try:
