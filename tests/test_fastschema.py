@@ -131,6 +131,71 @@ def test_fast_agrees_with_jsonschema(name, data):
     assert fast == reference, (name, doc)
 
 
+def _outcome(check, doc):
+    try:
+        return check(doc)
+    except fastschema.Undecided:
+        return "undecided"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_schema_generates(name):
+    assert fastschema.generate(schemas.load_schema(name)) is not None
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_generated_code_answers_as_the_closures(name, data):
+    """fastschema.generate's source against the closures (compile_schema): the same answer, and
+    Undecided exactly where the closures raise it (same checks, same order, same short-circuits)."""
+    doc = data.draw(mutated(name))
+    schema = schemas.load_schema(name)
+    assert _outcome(fastschema.generate(schema), doc) == _outcome(fastschema.compile_schema(schema), doc), (name, doc)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_generated_code_on_seeds_and_bad_shapes(name):
+    schema = schemas.load_schema(name)
+    gen, ref = fastschema.generate(schema), fastschema.compile_schema(schema)
+    for doc in [*SEEDS[name], None, 1, 1.5, True, "x", [], {}, [1, "a"], {"schema_version": 1}, {"extra": {}}]:
+        assert _outcome(gen, doc) == _outcome(ref, doc), (name, doc)
+
+
+@settings(max_examples=300, deadline=None)
+@given(schema_value=JSON, doc=JSON)
+def test_generated_keywords_match_closures_and_jsonschema(schema_value, doc):
+    for schema in ({"const": schema_value}, {"enum": [schema_value, "a"]}, {"type": "array", "uniqueItems": True},
+                   {"type": ["integer", "null"], "minimum": 1}, {"not": {"type": "number"}},
+                   {"oneOf": [{"type": "string"}, {"const": schema_value}]}, {"anyOf": [{"type": "null"}, {"minLength": 2}]},
+                   {"allOf": [{"maxItems": 2}, {"items": {"type": "integer"}}]},
+                   {"if": {"type": "object", "required": ["a"]}, "then": {"maxProperties": 1}, "else": {"minProperties": 1}},
+                   {"patternProperties": {"^k": {"type": "integer"}}, "additionalProperties": False,
+                    "properties": {"a": {"type": "string"}}},
+                   {"patternProperties": {"^k": True}, "additionalProperties": {"type": "null"}},
+                   {"properties": {"a": False}}, {"additionalProperties": False}, {"propertyNames": {"maxLength": 1}},
+                   {"exclusiveMinimum": 0, "exclusiveMaximum": 5, "maximum": 4.5}, {"pattern": "^a"},
+                   {"$defs": {"n": {"anyOf": [{"type": "null"}, {"items": {"$ref": "#/$defs/n"}}]}}, "$ref": "#/$defs/n"}):
+        gen, ref = fastschema.generate(schema), fastschema.compile_schema(schema)
+        got = _outcome(gen, doc)
+        assert got == _outcome(ref, doc), (schema, doc)
+        if got != "undecided":
+            assert got == jsonschema.Draft202012Validator(schema).is_valid(doc), (schema, doc)
+
+
+def test_schemas_switch_to_generated_checks_with_the_same_answers(monkeypatch):
+    """is_valid_fast moves a schema to its generated check after GENERATE_AFTER uses; the answers
+    (and errors(), which falls back to jsonschema for anything not valid) stay the same."""
+    monkeypatch.setattr(schemas, "GENERATE_AFTER", 3)
+    monkeypatch.setattr(schemas, "_HOT", {})
+    monkeypatch.setattr(schemas, "_USES", {})
+    docs = [*SEEDS["meta"], {"kind": "x"}, None, {}]
+    before = [(schemas.is_valid_fast(d, "meta"), schemas.errors(d, "meta")) for d in docs]
+    assert "meta" in schemas._HOT
+    after = [(schemas.is_valid_fast(d, "meta"), schemas.errors(d, "meta")) for d in docs]
+    assert before == after
+
+
 @settings(max_examples=300, deadline=None)
 @given(schema_value=JSON, doc=JSON)
 def test_const_enum_unique_semantics(schema_value, doc):

@@ -92,6 +92,89 @@ def test_loads_json_precheck_keeps_every_refusal(monkeypatch, text):
     assert fast == outcome()
 
 
+_JSON_CASES = [
+    '{"a": 1}', '{"a": 1}\n', '{"a": 1}  \r\n\t', ' {"a": 1}', '\n[1]', "[1] x", "[1]]", "1 2", "", " ", "x",
+    '{"a": 1, "a": 2}', '{"b": {"c": 1, "c": 1}}', '[{"k": 1}, {"k": 2, "k": 3}]', '{"a": NaN}', '[Infinity]',
+    '[-Infinity]', '{"a": 1e400}', '[-1e400]', '{"a": 1234567890123456789012345678901}', '[-' + "9" * 31 + "]",
+    '["' + "9" * 40 + '"]', "[" * 63 + "]" * 63, "[" * 70 + "]" * 70, "[" * 3000 + "]" * 3000, '{"a": [1, 2,]}',
+    '{"a" 1}', '{"a": "\\ud800"}', '"x"', "true", "null", "1.5", "-0", '{"a": "\x01"}', '{"a": 1}\x00',
+    "\ufeff{}", '{"é": "ü", "k": [true, false, null, 1.25e-3]}', '{"a": 1}\n{"b": 2}',
+]
+
+
+@pytest.mark.parametrize("text", _JSON_CASES)
+def test_shared_decoders_match_json_loads_with_fresh_hooks(monkeypatch, text):
+    """loads_json's shared decoders (built once, C scanner called directly, a duplicate key signalled
+    without a source) give what json.loads with per-document hooks gave: the same value or the same
+    refusal, worded the same."""
+    def outcome():
+        try:
+            return ("ok", strict.loads_json(text, "f.json"))
+        except SkillEvalError as exc:
+            return ("err", str(exc))
+
+    fast = outcome()
+    monkeypatch.setattr(strict, "_decode", lambda t, decoder: strict._careful_parse(t, "f.json"))
+    assert fast == outcome()
+
+
+@pytest.mark.parametrize("text", _JSON_CASES)
+@pytest.mark.parametrize("which", [0, 1])
+def test_direct_scan_raises_what_decode_raises(text, which):
+    """`_decode` (scan_once in the common case) against the decoder's own `decode`: same value, or the
+    same exception type, message and position."""
+    import json
+
+    decoder = strict._DECODERS[which]
+
+    def outcome(parse):
+        try:
+            return ("ok", parse(text))
+        except json.JSONDecodeError as exc:
+            return ("err", "JSONDecodeError", exc.msg, exc.pos)
+        except Exception as exc:  # noqa: BLE001 - compared, never swallowed silently
+            return ("err", type(exc).__name__, str(exc))
+
+    assert outcome(lambda t: strict._decode(t, decoder)) == outcome(decoder.decode)
+
+
+@pytest.mark.parametrize("text", [
+    "", "1" * 30, "1" * 31, "x" + "1" * 31 + "x", "1" * 30 + "a" + "1" * 30, "\u0661" * 40, "\u0661" + "1" * 31,
+    "١" * 31, "é" * 10 + "9" * 31, "\ud800" + "9" * 31, "\ud800" + "9" * 3, '{"a": ' + "9" * 31 + "}",
+    '{"a": "' + "9" * 40 + '"}', "12345678901234567890123456789012",
+])
+def test_digit_run_precheck_finds_every_long_ascii_run(text):
+    """The translate-based precheck sees every run of more than MAX_INT_DIGITS ASCII digits (the only
+    digits a JSON integer has); it may answer True for more (then the integer hook decides, as before)."""
+    import re
+
+    ascii_run = re.search(r"[0-9]{31}", text) is not None
+    got = strict._long_digit_run(text)
+    assert got >= ascii_run
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return
+    assert got == ascii_run
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": ' + "9" * 31 + "}", '{"a": -' + "9" * 31 + "}", '{"a": ' + "9" * 30 + "}", '{"a": "' + "9" * 40 + '"}',
+    '{"a": "' + "\u0661" * 40 + '", "b": 1}', '["' + "١" * 35 + '", 12]', '[1.' + "9" * 40 + "]",
+    '[' + "9" * 31 + "e1]",
+])
+def test_long_integers_refused_as_with_the_regex_precheck(monkeypatch, text):
+    def outcome():
+        try:
+            return ("ok", strict.loads_json(text, "f.json"))
+        except SkillEvalError as exc:
+            return ("err", str(exc))
+
+    fast = outcome()
+    monkeypatch.setattr(strict, "_long_digit_run", lambda t: strict._LONG_DIGITS.search(t) is not None)
+    assert fast == outcome()
+
+
 def test_bundle_fast_read_matches_careful_path(tmp_path, monkeypatch):
     root = tmp_path / "b"
     (root / "captured" / "1.out.d").mkdir(parents=True)
@@ -102,8 +185,13 @@ def test_bundle_fast_read_matches_careful_path(tmp_path, monkeypatch):
     os.symlink("meta.json", root / "link")
     os.symlink("captured", root / "dirlink")
     os.mkfifo(root / "fifo")
+    (root / "usage.json").mkdir()  # a bundle file's name that is not a file
+    os.symlink("meta.json", root / "claim.json")  # ... a symlink
+    os.mkfifo(root / "final.md")  # ... a FIFO
+    (root / "prompt.txt").write_bytes(b"y" * 51)  # ... over the cap
     names = ["meta.json", "empty", "captured/1.out.d/r.json", "big", "link", "dirlink/1.out.d/r.json", "fifo",
-             "captured", "nope", "nodir/x", "./meta.json", "a/../meta.json", "/etc/passwd", "x\\y", ""]
+             "captured", "nope", "nodir/x", "./meta.json", "a/../meta.json", "/etc/passwd", "x\\y", "",
+             "usage.json", "claim.json", "final.md", "prompt.txt", "facts.json", "judgments.json", "events.jsonl"]
 
     def outcome(name):
         try:
@@ -130,6 +218,121 @@ def test_scan_tree_lists_like_rglob_and_refuses_escaping_links(tmp_path):
         fsio.scan_tree(tmp_path, "ev", "meta.json")
     with pytest.raises(SkillEvalError, match="outside the repository"):
         fsio.repo_tree(tmp_path, "ev")
+
+
+def test_pending_scan_is_scan_tree(tmp_path, monkeypatch):
+    """The helper-process scan the evidence gate starts before selection (the tree shared out between
+    helpers) gives scan_tree's exact answer, listing order included, refusals included (re-run here, so
+    worded by scan_tree itself), and also without fork."""
+    tree = tmp_path / "ev"
+    rels = ["a/1/meta.json", "a/2/x/meta.json", "b/meta.json", "c/notmeta.json", "meta.json"]
+    for skill in ("s1", "s-2", "s"):
+        for run in ("r1", "r2"):
+            for item in ("i1", "i2", "i-3", "i"):
+                for k in ("0", "1"):
+                    rels += [f"{skill}/arm/{run}/{item}/{k}/meta.json", f"{skill}/arm/{run}/{item}/{k}/captured/1.out.d/0/r.json"]
+            rels += [f"{skill}/arm/{run}/meta.json", f"{skill}/arm/{run}/i1/0/captured/meta.json"]
+    rels += ["s1/arm/r1/i2/meta.json/x", "s/arm/r1/i1/meta.json/0/meta.json"]  # directories named meta.json
+    for rel in rels:
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text("{}")
+    careful = fsio.scan_tree(tmp_path, "ev", "meta.json")
+    assert len(careful[1]) > 50
+    for shares in (1, 2, 3):
+        assert fsio.PendingScan(tmp_path, "ev", "meta.json", shares=shares).result() == careful
+    assert fsio.PendingScan(tmp_path, "missing", "meta.json").result() == fsio.scan_tree(tmp_path, "missing", "meta.json")
+    cancelled = fsio.PendingScan(tmp_path, "ev", "meta.json")
+    cancelled.cancel()
+    assert cancelled.result() == careful  # computed here after a cancel
+    for link_at in ("b/out", "s/arm/r2/i-3/1/captured/out", "s/arm/r1/i2"):
+        if (tree / link_at).is_dir():
+            import shutil
+            shutil.rmtree(tree / link_at)
+        os.symlink("/etc", tree / link_at)
+        with pytest.raises(SkillEvalError) as refused:
+            fsio.scan_tree(tmp_path, "ev", "meta.json")
+        with pytest.raises(SkillEvalError) as helper:
+            fsio.PendingScan(tmp_path, "ev", "meta.json").result()
+        assert str(helper.value) == str(refused.value)
+    monkeypatch.delattr(os, "fork")
+    with pytest.raises(SkillEvalError) as no_fork:
+        fsio.PendingScan(tmp_path, "ev", "meta.json").result()
+    assert str(no_fork.value) == str(refused.value)
+
+
+def test_evidence_gate_same_report_with_or_without_the_scan_helper(monkeypatch):
+    """evidence.check on this repository: the report is the same when the tree is walked in place."""
+    from skill_eval import config, evidence
+
+    cfg = config.load(ROOT)
+    with_helper = evidence.check(cfg)
+    monkeypatch.setattr(evidence, "_start_scan", lambda cfg: None)
+    without = evidence.check(cfg)
+    assert (with_helper.errors, with_helper.found, with_helper.expected, with_helper.pending) == \
+        (without.errors, without.found, without.expected, without.pending)
+    assert [g.to_json() for g in with_helper.grades] == [g.to_json() for g in without.grades]
+
+
+_TOKENS = ["--", "-", "", "=", "-o", "-oX", "-o=x", "--out", "--out=x", "--out=", "--out=a=b", "--outx", "-S", "-Sx",
+           "--S", "-h", "--help", "--help-all", "--dry-run", "x", "x=y", "-x=-o", "a-b", "--used-by", "--used-by=app", "@f"]
+_FLAGS = ["-o", "--out", "-S", "-h", "--help", "--dry-run", "--used-by", "-", "--", "", "=", "--out=a", "-x", "x", "--S",
+          "-o=", "-ab"]
+
+
+def test_flag_set_answers_as_has_flag():
+    """graders.artifacts.FlagSet (one pass over an argv) against has_flag (one pass per flag), over every
+    argv of up to three of these tokens (after a program name) and every flag: "--" ends the flags,
+    `flag=value`, a short flag's attached value, flags holding "=" (delegated)."""
+    import itertools
+
+    from skill_eval.graders.artifacts import FlagSet, has_flag
+
+    argvs = [("prog", *rest) for n in range(4) for rest in itertools.product(_TOKENS, repeat=n)]
+    argvs += [(), ("--out",), ("-o", "--", "-o")]
+    for argv in argvs:
+        flags = FlagSet(argv)
+        for f in _FLAGS:
+            assert flags.has(f) == has_flag(argv, f), (argv, f)
+
+
+def test_run_query_answers_kept_once_finished_grade_the_same(monkeypatch):
+    """A finished Run answers exhibited() and pair_of() once (the rules are pure functions of it):
+    every golden and evidence bundle of this repository grades exactly as with the queries recomputed."""
+    from skill_eval import config
+    from skill_eval.graders import Catalog, context, grade_bundle
+
+    cfg = config.load(ROOT)
+    catalog = Catalog(cfg)
+    dirs = sorted(p.parent for d in ("golden", "evidence") for p in (ROOT / "agent-evals" / "skills" / d).rglob("meta.json"))
+    assert len(dirs) > 50
+    kept = [grade_bundle(d, catalog).to_json() for d in dirs]
+    monkeypatch.setattr(context.Run, "finish", lambda self: self)
+    assert [grade_bundle(d, catalog).to_json() for d in dirs] == kept
+
+
+def test_slim_meta_answers_as_the_dict_it_replaced():
+    """SlimGrade.meta (a read-only view over the packed tuple) against the dict it used to build, for
+    every golden and evidence bundle of this repository: every key, an unknown key, iteration, repr."""
+    from skill_eval import config, regrade
+    from skill_eval.graders import Catalog, grade_bundle
+
+    cfg = config.load(ROOT)
+    catalog = Catalog(cfg)
+    dirs = sorted(p.parent for d in ("golden", "evidence") for p in (ROOT / "agent-evals" / "skills" / d).rglob("meta.json"))
+    for d in dirs:
+        slim = regrade.SlimGrade(grade_bundle(d, catalog))
+        ref = dict(zip(regrade.SlimGrade._META_KEYS, regrade._meta_values(slim._meta), strict=True))
+        meta = slim.meta
+        assert dict(meta) == ref and meta == ref and repr(meta) == repr(ref) and len(meta) == len(ref)
+        assert list(meta) == list(ref) and list(meta.items()) == list(ref.items())
+        for key in [*ref, "nope", ""]:
+            assert meta.get(key) == ref.get(key) and meta.get(key, 7) == ref.get(key, 7) and (key in meta) == (key in ref)
+            if key in ref:
+                assert meta[key] == ref[key]
+            else:
+                with pytest.raises(KeyError):
+                    meta[key]
+        assert slim.full().meta == ref
 
 
 def test_local_paths_one_read_equals_the_two_checks(tmp_path):

@@ -43,6 +43,10 @@ FILE_CHECKS: dict[str, tuple[str, ...]] = {
     "facts.json": ("oracle",),
 }
 DEFAULT_MAX_BYTES = strict.MAX_FILE_BYTES  # one source for the 32 MiB default
+# The names `load` reads: plain one-part relative paths, which `_fast_read` opens without its checks
+# (they hold no "/", NUL or backslash and are not "", "." or "..").
+_PLAIN_NAMES = frozenset(FILE_CHECKS)
+assert all(n and "/" not in n and "\x00" not in n and "\\" not in n and n not in (".", "..") for n in _PLAIN_NAMES)
 
 
 @dataclass(frozen=True)
@@ -170,20 +174,26 @@ def _fast_read(root: Path, rel: str, max_bytes: int) -> bytes | _Missing | None:
     itself is opened with O_NOFOLLOW (a symlink fails the open, and the careful path explains it).
     Returns `_MISSING` when the file does not exist but every directory above it does.
     """
+    base = os.fspath(root)
+    if type(rel) is str and rel in _PLAIN_NAMES:  # a bundle file's own name (load reads these): nothing to check, no directory above it
+        return _open_read(f"{base}/{rel}", max_bytes)
     if type(rel) is not str or not rel or "\x00" in rel or "\\" in rel or rel[0] == "/":
         return None
     parts = rel.split("/")
     if "" in parts or "." in parts or ".." in parts:
         return None
-    base = os.fspath(root)
     for i in range(1, len(parts)):
         try:
             if not stat.S_ISDIR(os.lstat(f"{base}/{'/'.join(parts[:i])}").st_mode):
                 return None
         except OSError:
             return None
+    return _open_read(f"{base}/{rel}", max_bytes)
+
+
+def _open_read(path: str, max_bytes: int) -> bytes | _Missing | None:
     try:
-        fd = os.open(f"{base}/{rel}", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
         return _MISSING
     except OSError:

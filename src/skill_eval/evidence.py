@@ -84,6 +84,17 @@ class Report:
         return not self.errors
 
 
+def _start_scan(cfg: Config) -> fsio.PendingScan | None:
+    """Walk the evidence tree in a helper while suite selection runs (it needs nothing from the tree);
+    `evidence_dir` then takes the helper's listing. None when the tree was listed already."""
+    memo = regrade.shared_memo()
+    if memo is None or ("evidence_dir", str(cfg.root), cfg.evals_root) in memo:
+        return None
+    pending = fsio.PendingScan(cfg.root, f"{cfg.evals_root}/{EVIDENCE}", "meta.json")
+    memo[("evidence_scan", str(cfg.root), cfg.evals_root)] = pending
+    return pending
+
+
 def evidence_dir(cfg: Config) -> Path:
     """The evidence tree; a symlink leading outside the repository, on the way or inside it, is refused.
 
@@ -94,7 +105,11 @@ def evidence_dir(cfg: Config) -> Path:
     if memo is not None and key in memo:
         cached: Path = memo[key]
         return cached
-    top, metas = fsio.scan_tree(cfg.root, f"{cfg.evals_root}/{EVIDENCE}", "meta.json")
+    pending: fsio.PendingScan | None = memo.pop(("evidence_scan", *key[1:]), None) if memo is not None else None
+    if pending is not None:
+        top, metas = pending.result()
+    else:
+        top, metas = fsio.scan_tree(cfg.root, f"{cfg.evals_root}/{EVIDENCE}", "meta.json")
     if memo is not None:
         memo[key] = top
         regrade.remember_meta_paths(top, metas)
@@ -304,12 +319,25 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
             catalog_box.append(regrade.default_catalog(cfg)())  # the pass's own (one per check)
         return catalog_box[0]
     report = Report(suite, stage)
-    chosen = select_fn(cfg, suite, base)
-    # Expected: the stage's required arms (evals.arms). Not extra: any arm some profile requires.
-    expected = _slots(cfg, chosen, expected_fn, cfg.required_arms(stage))
-    full = _slots(cfg, chosen if suite == "full" else select_fn(cfg, "full", None), expected_fn, _all_arms(cfg))
-    report.expected = len(expected)
-    found, layout = _pass(cfg, fresh, get_catalog, shared, slim)
+    scan = _start_scan(cfg)
+    try:
+        chosen = select_fn(cfg, suite, base)
+        # Expected: the stage's required arms (evals.arms). Not extra: any arm some profile requires.
+        expected = _slots(cfg, chosen, expected_fn, cfg.required_arms(stage))
+        full = _slots(cfg, chosen if suite == "full" else select_fn(cfg, "full", None), expected_fn, _all_arms(cfg))
+        report.expected = len(expected)
+        found, layout = _pass(cfg, fresh, get_catalog, shared, slim)
+    finally:
+        if scan is not None:  # taken by evidence_dir (then a no-op), or selection failed before it
+            scan.cancel()
+            memo = regrade.shared_memo()
+            if memo is not None:
+                memo.pop(("evidence_scan", str(cfg.root), cfg.evals_root), None)
+    return _judge(cfg, report, found, layout, expected, full, stage, get_catalog)
+
+
+def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], expected: set[Slot], full: set[Slot],
+           stage: str, get_catalog: Callable[[], Catalog]) -> Report:
     report.errors += layout
     report.found = len(found)
 

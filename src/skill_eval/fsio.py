@@ -417,3 +417,128 @@ def scan_tree(root: Path | str, path: Path | str, collect: str | None = None) ->
                 found.append(entry.path)
         stack.extend(reversed(subdirs))
     return top, found
+
+
+class PendingScan:
+    """`scan_tree(root, path, collect)` computed by forked helpers while this process does other work
+    (the evidence gate starts it before suite selection, which needs no part of the tree).
+
+    `shares` helpers walk the tree together (`_scan_share`: each lists the upper levels and every
+    `shares`-th directory at SPLIT_DEPTH): the walk is mostly system calls, which run on every core.
+    `result()` is exactly `scan_tree`'s answer, listing order included: the helpers' listings are
+    merged into scan_tree's order; when any helper could not send one (any exception, including the
+    InputError for an escaping symlink, or it died) this process runs `scan_tree` itself, which raises
+    what it raises. Without fork: computed on demand."""
+
+    SPLIT_DEPTH = 4  # evidence/<skill>/<arm>/<run-id>/<item>: the items are shared out
+
+    def __init__(self, root: Path | str, path: Path | str, collect: str | None = None, shares: int = 2):
+        self._args = (root, path, collect)
+        self._helpers: list[tuple[int, int]] = []  # (read fd, pid)
+        if not hasattr(os, "fork"):
+            return
+        for share in range(shares):
+            read_fd, write_fd = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - a helper (coverage does not follow a fork)
+                code = 0
+                try:
+                    for fd, _ in self._helpers:
+                        os.close(fd)
+                    os.close(read_fd)
+                    import pickle
+
+                    try:
+                        data = pickle.dumps(_scan_share(root, path, collect, share, shares, self.SPLIT_DEPTH),
+                                            pickle.HIGHEST_PROTOCOL)
+                    except BaseException:  # noqa: BLE001 - the caller re-runs the scan and raises it itself
+                        data = b""
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(write_fd, view):]
+                except BaseException:  # noqa: BLE001 - a helper must never unwind into the caller's code
+                    code = 1
+                finally:
+                    os._exit(code)
+            os.close(write_fd)
+            self._helpers.append((read_fd, pid))
+
+    def result(self) -> tuple[Path, list[str]]:
+        if not self._helpers:
+            return scan_tree(*self._args)
+        import pickle
+
+        got: list[tuple[Path, list[str]]] = []
+        try:
+            for fd, _ in self._helpers:
+                chunks: list[bytes] = []
+                while chunk := os.read(fd, 1 << 20):
+                    chunks.append(chunk)
+                if not chunks:
+                    break
+                got.append(pickle.loads(b"".join(chunks)))  # noqa: S301 - our own forked helper, over a private pipe
+            complete = len(got) == len(self._helpers)
+        finally:
+            self.cancel()
+        if not complete or any(top != got[0][0] for top, _ in got):
+            return scan_tree(*self._args)
+        found = [p for _, part in got for p in part]
+        found.sort(key=_walk_order)  # scan_tree's order: directories in sorted preorder, a directory's own entries first
+        return got[0][0], found
+
+    def cancel(self) -> None:
+        """Stop the helpers (if still running) and reap them; `result()` then computes the scan here."""
+        import signal
+
+        for fd, pid in self._helpers:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+        self._helpers = []
+
+
+def _walk_order(path: str) -> tuple[str, str]:
+    head, _, name = path.rpartition("/")
+    return head.replace("/", "\0"), name
+
+
+def _scan_share(root: Path | str, path: Path | str, collect: str | None, share: int, shares: int,
+                split: int) -> tuple[Path, list[str]]:
+    """scan_tree's walk for helper `share` of `shares`: every directory above depth `split` (sorted,
+    so every helper numbers the directories at `split` alike), then only every `shares`-th directory
+    at depth `split` and all below it (unsorted: order is restored by the caller). Entries found
+    above `split` are reported by helper 0 only. Refuses what scan_tree refuses (the caller then
+    re-runs scan_tree for its wording)."""
+    top = repo_path(root, path)
+    found: list[str] = []
+    if not top.is_dir():
+        return top, found
+    real_root = Path(root).resolve()
+    stack = [(os.fspath(top), 0)]
+    numbered = 0
+    while stack:
+        here, depth = stack.pop()
+        try:
+            with os.scandir(here) as it:
+                entries = sorted(it, key=lambda e: e.name) if depth < split else list(it)
+        except OSError:
+            continue
+        subdirs = []
+        for entry in entries:
+            if entry.is_symlink():
+                target = Path(entry.path).resolve()
+                if target != real_root and real_root not in target.parents:
+                    raise InputError("escaping symlink", source=Path(entry.path))
+            elif entry.is_dir(follow_symlinks=False):
+                if depth + 1 == split:
+                    numbered += 1
+                    if numbered % shares != share:
+                        continue
+                subdirs.append((entry.path, depth + 1))
+            if collect is not None and entry.name == collect and (depth >= split or share == 0):
+                found.append(entry.path)
+        stack.extend(reversed(subdirs))
+    return top, found

@@ -124,11 +124,49 @@ def _reject_duplicates(source: object) -> Callable[[list[tuple[str, Any]]], dict
     return hook
 
 
+class _Duplicate(Exception):  # noqa: N818 - a private signal, never shown
+    """Raised by the shared decoders' hook; loads_json words it exactly as _reject_duplicates does."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """_reject_duplicates without a source (the shared decoders are built once, not per document)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Duplicate(key)
+            seen.add(key)
+    return out
+
+
 def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"non-standard JSON constant {name}")
 
 
 _LONG_DIGITS = re.compile(rf"\d{{{MAX_INT_DIGITS + 1}}}")
+
+
+# bytes.translate + a substring search: ~20x cheaper than the regex above over a document
+_ASCII_DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_DIGIT_RUN = b"0" * (MAX_INT_DIGITS + 1)
+
+
+def _long_digit_run(text: str) -> bool:
+    """Could `text` hold an integer with more than MAX_INT_DIGITS digits? True when it has a run of
+    more ASCII digits than that anywhere (JSON integers are ASCII digits), and when it cannot be
+    encoded (then the hook decides, as it always may: the hook only refuses what is too long)."""
+    if len(text) <= MAX_INT_DIGITS:
+        return False
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return _DIGIT_RUN in data.translate(_ASCII_DIGITS)
 
 
 def _bounded_int(text: str) -> int:
@@ -143,15 +181,11 @@ def loads_json(text: str, source: object) -> Any:
     if text.startswith("\ufeff"):
         raise InputError("starts with a byte-order mark", source=source, fix="remove the BOM")
     try:
-        value = json.loads(
-            text,
-            object_pairs_hook=_reject_duplicates(source),
-            parse_constant=_reject_constant,
-            parse_float=_finite_float,
-            # no run of more than MAX_INT_DIGITS digits anywhere: no integer can be too long, so the C parser's
-            # own int() stands in for the per-integer Python hook (which words the refusal when there is one)
-            parse_int=_bounded_int if _LONG_DIGITS.search(text) else None,
-        )
+        # no run of more than MAX_INT_DIGITS digits anywhere: no integer can be too long, so the C parser's
+        # own int() stands in for the per-integer Python hook (which words the refusal when there is one)
+        value = _decode(text, _DECODERS[1] if _long_digit_run(text) else _DECODERS[0])
+    except _Duplicate as dup:
+        raise InputError(f"duplicate JSON key {dup.key!r}", source=source, fix="keep exactly one entry per key") from None
     except InputError:
         raise
     except json.JSONDecodeError as exc:
@@ -166,6 +200,40 @@ def loads_json(text: str, source: object) -> Any:
     if _plainly_within_limits(text, value):
         return value
     return check_value(value, source)
+
+
+def _careful_parse(text: str, source: object) -> Any:
+    """What loads_json's parse step was before the shared decoders (the reference
+    tests/test_perf_paths.py compares `_decode` with, refusals included)."""
+    return json.loads(text, object_pairs_hook=_reject_duplicates(source), parse_constant=_reject_constant,
+                      parse_float=_finite_float, parse_int=_bounded_int if _LONG_DIGITS.search(text) else None)
+
+
+def _strict_decoder(parse_int: Callable[[str], int] | None) -> json.JSONDecoder:
+    return json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_reject_constant,
+                            parse_float=_finite_float, parse_int=parse_int)
+
+
+_WS = re.compile(r"[ \t\n\r]*")  # json.decoder.WHITESPACE
+
+
+def _decode(text: str, decoder: json.JSONDecoder) -> Any:
+    """`decoder.decode(text)` (what json.loads does), calling the C scanner directly in the common
+    case: a str starting with its value, followed by nothing or whitespace. Anything else (leading
+    whitespace, no value, trailing data, not a str) takes `decode` itself, which raises exactly what
+    json.loads raised; an exception inside the scan is the one `decode` would raise (it only wraps
+    StopIteration)."""
+    if type(text) is not str or not text or text[0] in " \t\n\r":
+        return decoder.decode(text)
+    try:
+        value, end = decoder.scan_once(text, 0)  # type: ignore[attr-defined]  # set in JSONDecoder.__init__
+    except StopIteration:
+        return decoder.decode(text)
+    if end != len(text):
+        tail = _WS.match(text, end)
+        if tail is None or tail.end() != len(text):
+            return decoder.decode(text)
+    return value
 
 
 # A \uXXXX escape of a UTF-16 surrogate (D800-DFFF): the only way a lone surrogate gets into a parsed string.
@@ -224,6 +292,10 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"number {text} is not finite")
     return value
+
+
+# Built once (json.loads with hooks builds a decoder and its C scanner per document); [1] has the integer hook.
+_DECODERS = (_strict_decoder(None), _strict_decoder(_bounded_int))
 
 
 def load_json(path: Path, *, max_bytes: int | None = None) -> Any:

@@ -66,6 +66,31 @@ def has_flag(argv: tuple[str, ...], flag: str) -> bool:
     return False
 
 
+class FlagSet:
+    """`has_flag(argv, flag)` for many flags of one argv, from one pass over its tokens (read_artifact
+    asks ~18 flags per call). A flag holding "=" (none of a profile's) is answered by has_flag itself."""
+
+    __slots__ = ("_argv", "_exact", "_before_eq", "_heads")
+
+    def __init__(self, argv: tuple[str, ...]):
+        self._argv = argv
+        toks = []
+        for tok in argv[1:]:
+            if tok == "--":
+                break
+            toks.append(tok)
+        self._exact = frozenset(toks)
+        self._before_eq = frozenset(t[:t.index("=")] for t in toks if "=" in t)  # tok.startswith(flag + "=")
+        self._heads = frozenset(t[:2] for t in toks)  # a short flag's attached value (`-Sx`)
+
+    def has(self, flag: str) -> bool:
+        if "=" in flag:
+            return has_flag(self._argv, flag)
+        if flag in self._exact or flag in self._before_eq:
+            return True
+        return len(flag) == 2 and flag[0] == "-" and flag[1] != "-" and flag in self._heads
+
+
 def flag_values(argv: tuple[str, ...], flag: str) -> list[str]:
     """Every value given to `flag` (`--f v` or `--f=v`)."""
     out = []
@@ -217,12 +242,13 @@ def read_artifact(bundle: Bundle, call: Call, subject: SubjectProfile, coverage_
     argv = call.argv
     name_ok = bool(argv) and posixpath.basename(argv[0]) == subject.name
     sub = subcommand(argv) if name_ok else None
-    is_cmd = name_ok and sub in subject.evidence_commands and not any(has_flag(argv, f) for f in NON_EXECUTING)
+    flags = FlagSet(argv)
+    is_cmd = name_ok and sub in subject.evidence_commands and not any(flags.has(f) for f in NON_EXECUTING)
     art = Artifact(call=call, is_evidence_command=is_cmd, executed=False, outcome=None, verdict=None,
                    is_subject_call=name_ok)
-    art.suppression_flags = tuple(f for f in subject.suppression_flags if has_flag(argv, f))
-    art.diagnostic_flags = tuple(f for f in subject.diagnostic_flags if has_flag(argv, f))
-    art.scoping = {f: tuple(flag_values(argv, f)) for f in subject.scoping_flags if has_flag(argv, f)}
+    art.suppression_flags = tuple(f for f in subject.suppression_flags if flags.has(f))
+    art.diagnostic_flags = tuple(f for f in subject.diagnostic_flags if flags.has(f))
+    art.scoping = {f: tuple(flag_values(argv, f)) for f in subject.scoping_flags if flags.has(f)}
     if not is_cmd:
         return art
     unusable = call_problems(call)

@@ -56,6 +56,10 @@ class Run:
     claim_file_problem: str | None = None
     pair: Pair | None = None
     targets: dict[str, Pair] = field(default_factory=dict)
+    # Answers of pure queries, kept once `build_run` has finished the Run (the rules never change it;
+    # several rules ask the same question of it): exhibited(), and pair_of() per artifact.
+    _exhibited: frozenset[str] | None = field(default=None, repr=False, compare=False)
+    _pair_of: dict[int, tuple[Artifact, Pair | None]] | None = field(default=None, repr=False, compare=False)
 
     # -- claim helpers ---------------------------------------------------------------
     @property
@@ -90,10 +94,26 @@ class Run:
         return self.why_not_on(art, pairs[0]) or f"call {art.number} compared a different pair than the scenario's"
 
     def pair_of(self, art: Artifact) -> Pair | None:
+        memo = self._pair_of
+        if memo is not None:
+            hit = memo.get(id(art))
+            if hit is not None and hit[0] is art:
+                return hit[1]
+        found = self._find_pair(art)
+        if memo is not None:
+            memo[id(art)] = (art, found)  # holding art keeps its id unique while the Run lives
+        return found
+
+    def _find_pair(self, art: Artifact) -> Pair | None:
         for p in self.pairs():
             if self.on_pair(art, p):
                 return p
         return None
+
+    def finish(self) -> Run:
+        """Mark the Run complete (build_run's last step): from here on its pure queries are answered once."""
+        self._pair_of = {}
+        return self
 
     def executed(self) -> list[Artifact]:
         return [a for a in self.artifacts.values() if a.executed]
@@ -123,6 +143,14 @@ class Run:
         return [t for t in need if t not in have]
 
     def exhibited(self) -> set[str]:
+        if self._exhibited is not None:
+            return set(self._exhibited)
+        kinds = self._exhibits()
+        if self._pair_of is not None:  # finished: keep the answer
+            self._exhibited = frozenset(kinds)
+        return kinds
+
+    def _exhibits(self) -> set[str]:
         kinds: set[str] = set()
         on_pair = [a for a in self.executed() if not a.problems and self.pair_of(a) is not None]
         if any(a.not_comparable for a in on_pair):
@@ -262,4 +290,4 @@ def build_run(bundle: Bundle, ctx: Context) -> Run:
                 name, t["old"], t["new"], file_sha256(ctx.fixture_dir, t["old"], sha), file_sha256(ctx.fixture_dir, t["new"], sha),
                 t.get("runnable", RUNNABLE_DEFAULT),
             )
-    return run
+    return run.finish()

@@ -15,7 +15,7 @@ killed, unfinished or unrecorded-input call proves nothing about what was run.
 
 from __future__ import annotations
 
-from skill_eval.graders.artifacts import NON_EXECUTING, call_problems, has_flag, subcommand
+from skill_eval.graders.artifacts import NON_EXECUTING, FlagSet, call_problems, has_flag, subcommand
 from skill_eval.graders.context import Run, call_scope, declared_scope, scope_matches
 
 # Arms whose agent is offered the skill through progressive disclosure, so tier-1
@@ -73,12 +73,13 @@ def d1_invocation_class(run: Run) -> list[str]:
         why: list[str] = []
         if subcommand(argv) != cls.command:
             why.append(f"command is {subcommand(argv)!r}, not {cls.command!r}")
-        missing = [f for f in cls.require_all if not has_flag(argv, f)]
+        flags = FlagSet(argv)
+        missing = [f for f in cls.require_all if not flags.has(f)]
         if missing:
             why.append(f"lacks {missing}")
-        if cls.require_any and not any(has_flag(argv, f) for f in cls.require_any):
+        if cls.require_any and not any(flags.has(f) for f in cls.require_any):
             why.append(f"uses none of {list(cls.require_any)}")
-        forbidden = [f for f in cls.forbid if has_flag(argv, f)]
+        forbidden = [f for f in cls.forbid if flags.has(f)]
         if forbidden:
             why.append(f"uses forbidden {forbidden}")
         if scope and not scope_matches(art, scope):
