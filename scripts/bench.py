@@ -279,6 +279,21 @@ exit 4
 """
 
 
+def _machine_busy() -> float:
+    """CPU seconds the whole machine has spent busy (/proc/stat), so a run's CPU counts every process it
+    caused. Children's times (os.times) miss the subject's: it runs in the tool jail's PID namespace,
+    whose processes are killed with their group after each call, and a killed parent passes on no
+    grandchild's time. Other load on the machine inflates this figure, never deflates it."""
+    try:
+        with open("/proc/stat", encoding="ascii") as fh:
+            fields = [int(x) for x in fh.readline().split()[1:]]
+    except (OSError, ValueError):
+        t = os.times()
+        return t.children_user + t.children_system
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def bench_runner(quick: bool, real: bool) -> list[dict]:
     items, latency = (4, 0.2) if quick else (16, 1.0)
     wide = 4 if quick else 8
@@ -307,15 +322,15 @@ def bench_runner(quick: bool, real: bool) -> list[dict]:
                 argv = skill_eval_argv("run", "--root", str(root), "review-removed-export", "--agent", "scripted",
                                        "--model-server", f"scripted:{script}", "--no-trigger", "-k", str(items),
                                        "-j", str(j), "--run-id", f"bench-{label}-j{j}", "--json")
-                before = os.times()
+                before = _machine_busy()
                 secs[j], rc, _ = run_timed(argv, cwd=root, env=env)
-                after = os.times()
-                cpu[j] = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+                cpu[j] = _machine_busy() - before
                 if rc != 0:
                     out.append({"figure": f"runner ({label})", "error": f"skill-eval run -j{j} exited {rc}"})
             model_s = round(turns * latency, 3)  # per item
             cpu_item = cpu[1] / items
-            # with C cores and J jobs an item costs at least max(model_s / J, cpu_item / C) of wall time per item
+            # machine CPU per item (every process), from the -j1 run; with C cores and J jobs an item costs at
+            # least max(model_s / J, cpu_item / C) of wall time
             limit = min(wide, (model_s + cpu_item) / max(model_s / wide, cpu_item / (os.cpu_count() or 1)))
             out.append(figure(f"runner {items} items, {latency:g} s turns, {label} subject: -j{wide} speed-up over -j1",
                               secs[1], secs[wide], unit="x", target=">= 6.5x" if label == "stub" and not quick else "report",
