@@ -7,6 +7,7 @@ same values and the same error messages as the code it replaces; these tests hol
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -19,6 +20,14 @@ from skill_eval.errors import SkillEvalError
 from skill_eval.runner.normalize import check_evidence
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _loads_outcome(text: str) -> tuple[str, object]:
+    """strict.loads_json's answer or its refusal's words: what a fast path must reproduce."""
+    try:
+        return ("ok", strict.loads_json(text, "f.json"))
+    except SkillEvalError as exc:
+        return ("err", str(exc))
 
 
 def _yaml_files() -> list[Path]:
@@ -81,12 +90,7 @@ def test_yaml_memo_returns_private_copies():
     '{"a": 1e400}', '{"a": NaN}', '{"a": 1234567890123456789012345678901}',
 ])
 def test_loads_json_precheck_keeps_every_refusal(monkeypatch, text):
-    def outcome():
-        try:
-            return ("ok", strict.loads_json(text, "f.json"))
-        except SkillEvalError as exc:
-            return ("err", str(exc))
-
+    outcome = functools.partial(_loads_outcome, text)
     fast = outcome()
     monkeypatch.setattr(strict, "_plainly_within_limits", lambda text, value: False)
     assert fast == outcome()
@@ -107,12 +111,7 @@ def test_shared_decoders_match_json_loads_with_fresh_hooks(monkeypatch, text):
     """loads_json's shared decoders (built once, C scanner called directly, a duplicate key signalled
     without a source) give what json.loads with per-document hooks gave: the same value or the same
     refusal, worded the same."""
-    def outcome():
-        try:
-            return ("ok", strict.loads_json(text, "f.json"))
-        except SkillEvalError as exc:
-            return ("err", str(exc))
-
+    outcome = functools.partial(_loads_outcome, text)
     fast = outcome()
     monkeypatch.setattr(strict, "_decode", lambda t, decoder: strict._careful_parse(t, "f.json"))
     assert fast == outcome()
@@ -164,12 +163,7 @@ def test_digit_run_precheck_finds_every_long_ascii_run(text):
     '[' + "9" * 31 + "e1]",
 ])
 def test_long_integers_refused_as_with_the_regex_precheck(monkeypatch, text):
-    def outcome():
-        try:
-            return ("ok", strict.loads_json(text, "f.json"))
-        except SkillEvalError as exc:
-            return ("err", str(exc))
-
+    outcome = functools.partial(_loads_outcome, text)
     fast = outcome()
     monkeypatch.setattr(strict, "_long_digit_run", lambda t: strict._LONG_DIGITS.search(t) is not None)
     assert fast == outcome()

@@ -85,6 +85,19 @@ def _unique(items: list[Any]) -> bool:
     raise Undecided
 
 
+def _resolve(root: dict[str, Any], pointer: str) -> Any:
+    """The schema node a local `$ref` (`#/...`, JSON Pointer escapes) names; Unsupported otherwise."""
+    if not pointer.startswith("#/"):
+        raise Unsupported(f"$ref {pointer!r}")
+    target: Any = root
+    for part in pointer[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if not isinstance(target, dict) or part not in target:
+            raise Unsupported(f"$ref {pointer!r}")
+        target = target[part]
+    return target
+
+
 class _Compiler:
     def __init__(self, root: dict[str, Any]):
         self.root = root
@@ -92,14 +105,7 @@ class _Compiler:
 
     def ref(self, pointer: str) -> Check:
         if pointer not in self.refs:
-            if not pointer.startswith("#/"):
-                raise Unsupported(f"$ref {pointer!r}")
-            target: Any = self.root
-            for part in pointer[2:].split("/"):
-                part = part.replace("~1", "/").replace("~0", "~")
-                if not isinstance(target, dict) or part not in target:
-                    raise Unsupported(f"$ref {pointer!r}")
-                target = target[part]
+            target = _resolve(self.root, pointer)
             slot: list[Check] = []
             self.refs[pointer] = lambda v: slot[0](v)  # recursion-safe forward reference
             slot.append(self.compile(target))
@@ -352,14 +358,7 @@ class _Generator:
 
     def ref(self, pointer: str) -> str:
         if pointer not in self.refs:
-            if not pointer.startswith("#/"):
-                raise Unsupported(f"$ref {pointer!r}")
-            target: Any = self.root
-            for part in pointer[2:].split("/"):
-                part = part.replace("~1", "/").replace("~0", "~")
-                if not isinstance(target, dict) or part not in target:
-                    raise Unsupported(f"$ref {pointer!r}")
-                target = target[part]
+            target = _resolve(self.root, pointer)
             name = self.refs[pointer] = f"_r{len(self.refs)}"  # named before its body: recursion-safe
             self.define(name, self.body(target))
         return self.refs[pointer]
