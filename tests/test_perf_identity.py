@@ -37,7 +37,7 @@ def _reference(monkeypatch):
     from skill_eval.runner.normalize import check_evidence
 
     monkeypatch.setattr(strict, "_CStrictLoader", None)
-    monkeypatch.setattr(strict, "_plainly_within_limits", lambda text, value: False)
+    monkeypatch.setattr(strict, "_plainly_within_limits", lambda text, value, encodable: False)
     monkeypatch.setattr(strict, "_YAML_MEMO_TEXT_MAX", -1)
     strict._YAML_MEMO.clear()
     monkeypatch.setattr(bundle, "_fast_read", lambda *a: None)

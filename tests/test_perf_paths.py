@@ -92,7 +92,7 @@ def test_yaml_memo_returns_private_copies():
 def test_loads_json_precheck_keeps_every_refusal(monkeypatch, text):
     outcome = functools.partial(_loads_outcome, text)
     fast = outcome()
-    monkeypatch.setattr(strict, "_plainly_within_limits", lambda text, value: False)
+    monkeypatch.setattr(strict, "_plainly_within_limits", lambda text, value, encodable: False)
     assert fast == outcome()
 
 
@@ -113,7 +113,7 @@ def test_shared_decoders_match_json_loads_with_fresh_hooks(monkeypatch, text):
     refusal, worded the same."""
     outcome = functools.partial(_loads_outcome, text)
     fast = outcome()
-    monkeypatch.setattr(strict, "_decode", lambda t, decoder: strict._careful_parse(t, "f.json"))
+    monkeypatch.setattr(strict, "_decode", lambda t, decoder: strict._careful_parse(t))
     assert fast == outcome()
 
 
@@ -148,7 +148,7 @@ def test_digit_run_precheck_finds_every_long_ascii_run(text):
     import re
 
     ascii_run = re.search(r"[0-9]{31}", text) is not None
-    got = strict._long_digit_run(text)
+    got = strict._long_digit_run(strict._utf8(text))
     assert got >= ascii_run
     try:
         text.encode("utf-8")
@@ -165,7 +165,7 @@ def test_digit_run_precheck_finds_every_long_ascii_run(text):
 def test_long_integers_refused_as_with_the_regex_precheck(monkeypatch, text):
     outcome = functools.partial(_loads_outcome, text)
     fast = outcome()
-    monkeypatch.setattr(strict, "_long_digit_run", lambda t: strict._LONG_DIGITS.search(t) is not None)
+    monkeypatch.setattr(strict, "_long_digit_run", lambda data: data is None or strict._LONG_DIGITS.search(data.decode()) is not None)
     assert fast == outcome()
 
 

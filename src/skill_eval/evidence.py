@@ -84,14 +84,20 @@ class Report:
         return not self.errors
 
 
+def _memo_key(what: str, cfg: Config) -> tuple[str, str, str]:
+    """The per-check memo's key for this host's evidence tree ("evidence_dir": its path, once listed;
+    "evidence_scan": the PendingScan listing it)."""
+    return (what, str(cfg.root), cfg.evals_root)
+
+
 def _start_scan(cfg: Config) -> fsio.PendingScan | None:
     """Walk the evidence tree in a helper while suite selection runs (it needs nothing from the tree);
     `evidence_dir` then takes the helper's listing. None when the tree was listed already."""
     memo = regrade.shared_memo()
-    if memo is None or ("evidence_dir", str(cfg.root), cfg.evals_root) in memo:
+    if memo is None or _memo_key("evidence_dir", cfg) in memo:
         return None
     pending = fsio.PendingScan(cfg.root, f"{cfg.evals_root}/{EVIDENCE}", "meta.json")
-    memo[("evidence_scan", str(cfg.root), cfg.evals_root)] = pending
+    memo[_memo_key("evidence_scan", cfg)] = pending
     return pending
 
 
@@ -101,11 +107,11 @@ def evidence_dir(cfg: Config) -> Path:
     Inside `regrade.sharing()` (one check) the tree is walked once: the same walk lists its
     meta.json files for `regrade.meta_paths`, and later calls reuse both."""
     memo = regrade.shared_memo()
-    key = ("evidence_dir", str(cfg.root), cfg.evals_root)
+    key = _memo_key("evidence_dir", cfg)
     if memo is not None and key in memo:
         cached: Path = memo[key]
         return cached
-    pending: fsio.PendingScan | None = memo.pop(("evidence_scan", *key[1:]), None) if memo is not None else None
+    pending: fsio.PendingScan | None = memo.pop(_memo_key("evidence_scan", cfg), None) if memo is not None else None
     if pending is not None:
         top, metas = pending.result()
     else:
@@ -332,7 +338,7 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
             scan.cancel()
             memo = regrade.shared_memo()
             if memo is not None:
-                memo.pop(("evidence_scan", str(cfg.root), cfg.evals_root), None)
+                memo.pop(_memo_key("evidence_scan", cfg), None)
     return _judge(cfg, report, found, layout, expected, full, stage, get_catalog)
 
 

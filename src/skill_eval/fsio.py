@@ -391,39 +391,14 @@ def scan_tree(root: Path | str, path: Path | str, collect: str | None = None) ->
     type (a syscall only for the rare symlink). Collected like `Path.rglob(collect)`: any entry with
     that name, found without descending into symlinked directories.
     """
-    top = repo_path(root, path)
-    found: list[str] = []
-    if not top.is_dir():
-        return top, found
-    real_root = Path(root).resolve()
-    stack = [os.fspath(top)]
-    while stack:
-        here = stack.pop()
-        try:
-            with os.scandir(here) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue  # os.walk skipped unreadable directories too
-        subdirs = []
-        for entry in entries:
-            if entry.is_symlink():
-                target = Path(entry.path).resolve()
-                if target != real_root and real_root not in target.parents:
-                    raise InputError(f"is a symlink to {os.readlink(entry.path)}, outside the repository; refused",
-                                     source=Path(entry.path), fix=_LINK_FIX)
-            elif entry.is_dir(follow_symlinks=False):
-                subdirs.append(entry.path)
-            if collect is not None and entry.name == collect:
-                found.append(entry.path)
-        stack.extend(reversed(subdirs))
-    return top, found
+    return _walk(root, path, collect)
 
 
 class PendingScan:
     """`scan_tree(root, path, collect)` computed by forked helpers while this process does other work
     (the evidence gate starts it before suite selection, which needs no part of the tree).
 
-    `shares` helpers walk the tree together (`_scan_share`: each lists the upper levels and every
+    `shares` helpers walk the tree together (`_walk` with a share: each lists the upper levels and every
     `shares`-th directory at SPLIT_DEPTH): the walk is mostly system calls, which run on every core.
     `result()` is exactly `scan_tree`'s answer, listing order included: the helpers' listings are
     merged into scan_tree's order; when any helper could not send one (any exception, including the
@@ -449,7 +424,7 @@ class PendingScan:
                     import pickle
 
                     try:
-                        data = pickle.dumps(_scan_share(root, path, collect, share, shares, self.SPLIT_DEPTH),
+                        data = pickle.dumps(_walk(root, path, collect, share=share, shares=shares, split=self.SPLIT_DEPTH),
                                             pickle.HIGHEST_PROTOCOL)
                     except BaseException:  # noqa: BLE001 - the caller re-runs the scan and raises it itself
                         data = b""
@@ -505,13 +480,12 @@ def _walk_order(path: str) -> tuple[str, str]:
     return head.replace("/", "\0"), name
 
 
-def _scan_share(root: Path | str, path: Path | str, collect: str | None, share: int, shares: int,
-                split: int) -> tuple[Path, list[str]]:
-    """scan_tree's walk for helper `share` of `shares`: every directory above depth `split` (sorted,
-    so every helper numbers the directories at `split` alike), then only every `shares`-th directory
-    at depth `split` and all below it (unsorted: order is restored by the caller). Entries found
-    above `split` are reported by helper 0 only. Refuses what scan_tree refuses (the caller then
-    re-runs scan_tree for its wording)."""
+def _walk(root: Path | str, path: Path | str, collect: str | None, *, share: int = 0, shares: int = 1,
+          split: int | None = None) -> tuple[Path, list[str]]:
+    """scan_tree's walk. With `split` (a PendingScan helper's share): every directory above depth
+    `split` is listed sorted (so every helper numbers the directories at `split` alike), then only
+    every `shares`-th directory at depth `split` and all below it, unsorted (the caller restores the
+    order); entries found above `split` are reported by helper 0 only."""
     top = repo_path(root, path)
     found: list[str] = []
     if not top.is_dir():
@@ -523,22 +497,23 @@ def _scan_share(root: Path | str, path: Path | str, collect: str | None, share: 
         here, depth = stack.pop()
         try:
             with os.scandir(here) as it:
-                entries = sorted(it, key=lambda e: e.name) if depth < split else list(it)
+                entries = sorted(it, key=lambda e: e.name) if split is None or depth < split else list(it)
         except OSError:
-            continue
+            continue  # os.walk skipped unreadable directories too
         subdirs = []
         for entry in entries:
             if entry.is_symlink():
                 target = Path(entry.path).resolve()
                 if target != real_root and real_root not in target.parents:
-                    raise InputError("escaping symlink", source=Path(entry.path))
+                    raise InputError(f"is a symlink to {os.readlink(entry.path)}, outside the repository; refused",
+                                     source=Path(entry.path), fix=_LINK_FIX)
             elif entry.is_dir(follow_symlinks=False):
                 if depth + 1 == split:
                     numbered += 1
                     if numbered % shares != share:
                         continue
                 subdirs.append((entry.path, depth + 1))
-            if collect is not None and entry.name == collect and (depth >= split or share == 0):
+            if collect is not None and entry.name == collect and (split is None or depth >= split or share == 0):
                 found.append(entry.path)
         stack.extend(reversed(subdirs))
     return top, found

@@ -110,22 +110,8 @@ def _check_string(text: str, source: object, field: str | None) -> None:
                          fix="remove the \\uD8xx-\\uDFxx escape") from None
 
 
-def _reject_duplicates(source: object) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
-    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out = dict(pairs)  # at C speed; only a collision (rare) walks the pairs to name the first repeated key
-        if len(out) != len(pairs):
-            seen: set[str] = set()
-            for key, _ in pairs:
-                if key in seen:
-                    raise InputError(f"duplicate JSON key {key!r}", source=source, fix="keep exactly one entry per key")
-                seen.add(key)
-        return out
-
-    return hook
-
-
 class _Duplicate(Exception):  # noqa: N818 - a private signal, never shown
-    """Raised by the shared decoders' hook; loads_json words it exactly as _reject_duplicates does."""
+    """Raised by the decoders' duplicate-key hook; loads_json words it (naming the file)."""
 
     def __init__(self, key: str):
         super().__init__(key)
@@ -133,7 +119,8 @@ class _Duplicate(Exception):  # noqa: N818 - a private signal, never shown
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """_reject_duplicates without a source (the shared decoders are built once, not per document)."""
+    """A JSON object's dict, refusing a repeated key: dict() at C speed; only a collision (rare) walks
+    the pairs to name the first repeated key (no source here: the decoders are built once)."""
     out = dict(pairs)
     if len(out) != len(pairs):
         seen: set[str] = set()
@@ -156,17 +143,22 @@ _ASCII_DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _DIGIT_RUN = b"0" * (MAX_INT_DIGITS + 1)
 
 
-def _long_digit_run(text: str) -> bool:
-    """Could `text` hold an integer with more than MAX_INT_DIGITS digits? True when it has a run of
-    more ASCII digits than that anywhere (JSON integers are ASCII digits), and when it cannot be
-    encoded (then the hook decides, as it always may: the hook only refuses what is too long)."""
-    if len(text) <= MAX_INT_DIGITS:
-        return False
+def _utf8(text: str) -> bytes | None:
+    """`text` as UTF-8, or None when it cannot be encoded (it holds a lone surrogate)."""
     try:
-        data = text.encode("utf-8")
+        return text.encode("utf-8")
     except UnicodeEncodeError:
+        return None
+
+
+def _long_digit_run(data: bytes | None) -> bool:
+    """Could the document (`_utf8` of its text) hold an integer with more than MAX_INT_DIGITS digits?
+    True when it has a run of more ASCII digits than that anywhere (JSON integers are ASCII digits),
+    and when it could not be encoded (then the hook decides, as it always may: the hook only refuses
+    what is too long)."""
+    if data is None:
         return True
-    return _DIGIT_RUN in data.translate(_ASCII_DIGITS)
+    return len(data) > MAX_INT_DIGITS and _DIGIT_RUN in data.translate(_ASCII_DIGITS)
 
 
 def _bounded_int(text: str) -> int:
@@ -180,10 +172,11 @@ def loads_json(text: str, source: object) -> Any:
     then apply check_value's limits."""
     if text.startswith("\ufeff"):
         raise InputError("starts with a byte-order mark", source=source, fix="remove the BOM")
+    data = _utf8(text)  # once, for the integer precheck and the limits' fast answer
     try:
         # no run of more than MAX_INT_DIGITS digits anywhere: no integer can be too long, so the C parser's
         # own int() stands in for the per-integer Python hook (which words the refusal when there is one)
-        value = _decode(text, _DECODERS[1] if _long_digit_run(text) else _DECODERS[0])
+        value = _decode(text, _DECODERS[1] if _long_digit_run(data) else _DECODERS[0])
     except _Duplicate as dup:
         raise InputError(f"duplicate JSON key {dup.key!r}", source=source, fix="keep exactly one entry per key") from None
     except InputError:
@@ -197,15 +190,15 @@ def loads_json(text: str, source: object) -> Any:
                          fix="flatten the document") from None
     except ValueError as exc:
         raise InputError(f"invalid JSON: {exc}", source=source) from None
-    if _plainly_within_limits(text, value):
+    if _plainly_within_limits(text, value, data is not None):
         return value
     return check_value(value, source)
 
 
-def _careful_parse(text: str, source: object) -> Any:
+def _careful_parse(text: str) -> Any:
     """What loads_json's parse step was before the shared decoders (the reference
     tests/test_perf_paths.py compares `_decode` with, refusals included)."""
-    return json.loads(text, object_pairs_hook=_reject_duplicates(source), parse_constant=_reject_constant,
+    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant,
                       parse_float=_finite_float, parse_int=_bounded_int if _LONG_DIGITS.search(text) else None)
 
 
@@ -240,20 +233,17 @@ def _decode(text: str, decoder: json.JSONDecoder) -> Any:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 
 
-def _plainly_within_limits(text: str, value: Any) -> bool:
+def _plainly_within_limits(text: str, value: Any, encodable: bool) -> bool:
     """True when check_value cannot find anything in what loads_json parsed from `text`, decided
     from the text at C speed (check_value walks every value in Python: most of re-grading's time).
 
     loads_json's own hooks already refuse non-finite floats and over-long integers; what is left
     is depth (at most the number of opening brackets; else a walk over containers only) and lone
-    surrogates (from a surrogate escape, or already in `text`, which then cannot be encoded).
+    surrogates (from a surrogate escape, or already in `text`, which then cannot be encoded:
+    `encodable` is False).
     Anything else takes the full walk, which words the error exactly as before.
     """
-    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
+    if not encodable or ("\\u" in text and _SURROGATE_ESCAPE.search(text)):
         return False
     return text.count("{") + text.count("[") < MAX_DEPTH or _shallow(value)
 

@@ -91,6 +91,11 @@ class FlagSet:
         return len(flag) == 2 and flag[0] == "-" and flag[1] != "-" and flag in self._heads
 
 
+def non_executing(flags: FlagSet) -> bool:
+    """A call that only prints help or a version, or dry-runs: it executed nothing."""
+    return any(flags.has(f) for f in NON_EXECUTING)
+
+
 def flag_values(argv: tuple[str, ...], flag: str) -> list[str]:
     """Every value given to `flag` (`--f v` or `--f=v`)."""
     out = []
@@ -243,7 +248,7 @@ def read_artifact(bundle: Bundle, call: Call, subject: SubjectProfile, coverage_
     name_ok = bool(argv) and posixpath.basename(argv[0]) == subject.name
     sub = subcommand(argv) if name_ok else None
     flags = FlagSet(argv)
-    is_cmd = name_ok and sub in subject.evidence_commands and not any(flags.has(f) for f in NON_EXECUTING)
+    is_cmd = name_ok and sub in subject.evidence_commands and not non_executing(flags)
     art = Artifact(call=call, is_evidence_command=is_cmd, executed=False, outcome=None, verdict=None,
                    is_subject_call=name_ok)
     art.suppression_flags = tuple(f for f in subject.suppression_flags if flags.has(f))

@@ -15,7 +15,7 @@ killed, unfinished or unrecorded-input call proves nothing about what was run.
 
 from __future__ import annotations
 
-from skill_eval.graders.artifacts import NON_EXECUTING, FlagSet, call_problems, has_flag, subcommand
+from skill_eval.graders.artifacts import FlagSet, call_problems, non_executing, subcommand
 from skill_eval.graders.context import Run, call_scope, declared_scope, scope_matches
 
 # Arms whose agent is offered the skill through progressive disclosure, so tier-1
@@ -91,7 +91,7 @@ def d1_invocation_class(run: Run) -> list[str]:
 
 
 def _non_executing(argv: tuple[str, ...]) -> bool:
-    return any(has_flag(argv, f) for f in NON_EXECUTING)
+    return non_executing(FlagSet(argv))
 
 
 def d3_calls_recorded(run: Run) -> list[str]:
