@@ -214,11 +214,7 @@ def test_scan_tree_lists_like_rglob_and_refuses_escaping_links(tmp_path):
         fsio.repo_tree(tmp_path, "ev")
 
 
-def test_pending_scan_is_scan_tree(tmp_path, monkeypatch):
-    """The helper-process scan the evidence gate starts before selection (the tree shared out between
-    helpers) gives scan_tree's exact answer, listing order included, refusals included (re-run here, so
-    worded by scan_tree itself), and also without fork."""
-    tree = tmp_path / "ev"
+def _scan_fixture(tree: Path) -> None:
     rels = ["a/1/meta.json", "a/2/x/meta.json", "b/meta.json", "c/notmeta.json", "meta.json"]
     for skill in ("s1", "s-2", "s"):
         for run in ("r1", "r2"):
@@ -226,45 +222,152 @@ def test_pending_scan_is_scan_tree(tmp_path, monkeypatch):
                 for k in ("0", "1"):
                     rels += [f"{skill}/arm/{run}/{item}/{k}/meta.json", f"{skill}/arm/{run}/{item}/{k}/captured/1.out.d/0/r.json"]
             rels += [f"{skill}/arm/{run}/meta.json", f"{skill}/arm/{run}/i1/0/captured/meta.json"]
-    rels += ["s1/arm/r1/i2/meta.json/x", "s/arm/r1/i1/meta.json/0/meta.json"]  # directories named meta.json
+    rels += ["s1/arm/r1/i2/meta.json/x", "s/arm/r1/i1/meta.json/0/meta.json",  # directories named meta.json
+             "s/arm/r1/i1/0/meta.json.d/meta.json", "s/arm/r2/i/1/captured/meta.json/meta.json"]
     for rel in rels:
         (tree / rel).parent.mkdir(parents=True, exist_ok=True)
         (tree / rel).write_text("{}")
-    careful = fsio.scan_tree(tmp_path, "ev", "meta.json")
-    assert len(careful[1]) > 50
-    for shares in (1, 2, 3):
-        assert fsio.PendingScan(tmp_path, "ev", "meta.json", shares=shares).result() == careful
-    assert fsio.PendingScan(tmp_path, "missing", "meta.json").result() == fsio.scan_tree(tmp_path, "missing", "meta.json")
-    cancelled = fsio.PendingScan(tmp_path, "ev", "meta.json")
-    cancelled.cancel()
-    assert cancelled.result() == careful  # computed here after a cancel
-    for link_at in ("b/out", "s/arm/r2/i-3/1/captured/out", "s/arm/r1/i2"):
+    os.symlink("../meta.json", tree / "s" / "arm" / "r1" / "i1" / "1" / "meta.json.lnk")  # inside: allowed
+    os.symlink("../../../meta.json", tree / "s" / "arm" / "r2" / "i" / "meta.json")  # a symlink named meta.json
+
+
+@pytest.mark.parametrize("depth", [0, 1, 3, 4, 6])
+def test_scan_top_and_below_visit_what_scan_tree_visits(tmp_path, depth):
+    """The evidence pass's walk in two halves (scan_top above the bundle directories, scan_below per
+    bundle directory, by the worker that grades it) finds exactly scan_tree's entries, and refuses
+    wherever scan_tree refuses (the pass then re-runs scan_tree for its wording)."""
+    tree = tmp_path / "ev"
+    _scan_fixture(tree)
+    top, careful = fsio.scan_tree(tmp_path, "ev", "meta.json")
+    assert len(careful) > 50
+    got_top, found, below = fsio.scan_top(tmp_path, "ev", "meta.json", depth)
+    assert got_top == top == tree
+    real_root = tmp_path.resolve()
+    halves = found + [m for d in below for m in fsio.scan_below(real_root, d, "meta.json")]
+    assert sorted(halves) == sorted(careful) and len(halves) == len(careful)
+    assert all(not os.path.islink(d) and os.path.isdir(d) for d in below)
+    assert fsio.scan_top(tmp_path, "missing", "meta.json", depth) == (tmp_path / "missing", [], [])
+    for link_at in ("b/out", "s/arm/r2/i-3/1/captured/out", "s/arm/r1/i2", "s/arm/r1/i1/0/captured/1.out.d/0/deep"):
         if (tree / link_at).is_dir():
             import shutil
             shutil.rmtree(tree / link_at)
         os.symlink("/etc", tree / link_at)
-        with pytest.raises(SkillEvalError) as refused:
+        with pytest.raises(SkillEvalError, match="outside the repository"):
             fsio.scan_tree(tmp_path, "ev", "meta.json")
-        with pytest.raises(SkillEvalError) as helper:
-            fsio.PendingScan(tmp_path, "ev", "meta.json").result()
-        assert str(helper.value) == str(refused.value)
-    monkeypatch.delattr(os, "fork")
-    with pytest.raises(SkillEvalError) as no_fork:
-        fsio.PendingScan(tmp_path, "ev", "meta.json").result()
-    assert str(no_fork.value) == str(refused.value)
+        with pytest.raises(SkillEvalError, match="outside the repository"):
+            _, found, below = fsio.scan_top(tmp_path, "ev", "meta.json", depth)
+            for d in below:
+                fsio.scan_below(real_root, d, "meta.json")
+        os.unlink(tree / link_at)
 
 
-def test_evidence_gate_same_report_with_or_without_the_scan_helper(monkeypatch):
-    """evidence.check on this repository: the report is the same when the tree is walked in place."""
+def _pass_results(cfg, root, *, walk: bool, jobs: int | None):
+    from skill_eval import regrade
+
+    fresh = regrade.default_freshness(cfg)
+    catalog = regrade.default_catalog(cfg)
+    if walk:
+        p = regrade.Pass(cfg, root, fresh, catalog, jobs=jobs, tree=(cfg.root, str(root.relative_to(cfg.root))))
+    else:
+        p = regrade.Pass(cfg, root, fresh, catalog, jobs=jobs, listing=regrade.meta_paths(root))
+    out = [(r.where, r.parts, r.meta_ok, r.slot_key, r.run_id, r.stale_label, r.stale, r.contamination, r.fresh_meta,
+            r.grade.to_json() if r.grade is not None else None) for r in p]
+    return out, p.listing
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_walking_pass_gives_the_listed_pass(jobs):
+    """regrade.Pass over this repository's evidence: walking the tree itself (top levels here, each bundle
+    directory by its worker, freshness checked here from the meta the worker sends) gives the pass over
+    the listed meta.json files, Result for Result, in order; serial and forked alike."""
     from skill_eval import config, evidence
 
     cfg = config.load(ROOT)
-    with_helper = evidence.check(cfg)
-    monkeypatch.setattr(evidence, "_start_scan", lambda cfg: None)
+    root = evidence.evidence_dir(cfg)
+    listed, _ = _pass_results(cfg, root, walk=False, jobs=1)
+    walked, listing = _pass_results(cfg, root, walk=True, jobs=jobs)
+    assert len(listed) > 100
+    assert walked == listed
+    assert listing == [f"{r[0]}/meta.json" for r in listed]
+
+
+def test_walking_pass_refuses_like_scan_tree(repo_copy):
+    """An escaping symlink deep in one bundle directory (met by a worker) or above the bundles: the pass
+    raises scan_tree's own refusal, serial and forked, and leaves no child behind."""
+    from skill_eval import config, regrade
+
+    cfg = config.load(repo_copy)
+    rel = "agent-evals/skills/evidence"
+    root = repo_copy / rel
+    metas = regrade.meta_paths(root)
+    assert len(metas) > 100
+    for link in (Path(metas[len(metas) // 2]).parent / "captured" / "escape", root / "escape",
+                 Path(metas[-1]).parents[2] / "escape"):
+        link.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink("/etc", link)
+        with pytest.raises(SkillEvalError) as careful:
+            fsio.scan_tree(repo_copy, rel, "meta.json")
+        for jobs in (1, 2):
+            with pytest.raises(SkillEvalError) as walked:
+                list(regrade.Pass(cfg, root, regrade.default_freshness(cfg), regrade.default_catalog(cfg), jobs=jobs,
+                                  tree=(repo_copy, rel)))
+            assert str(walked.value) == str(careful.value)
+            assert not regrade._STATE
+            with pytest.raises(ChildProcessError):
+                os.waitpid(-1, os.WNOHANG)
+        os.unlink(link)
+
+
+def test_evidence_gate_same_report_with_or_without_the_early_pass(monkeypatch):
+    """evidence.check on this repository: the report is the same when the tree is walked whole first
+    and the listed meta.json files are graded (no early pass started before selection)."""
+    from skill_eval import config, evidence
+
+    cfg = config.load(ROOT)
+    early = evidence.check(cfg)
+    monkeypatch.setattr(evidence, "_early_pass", lambda cfg, slim: None)
     without = evidence.check(cfg)
-    assert (with_helper.errors, with_helper.found, with_helper.expected, with_helper.pending) == \
+    assert (early.errors, early.found, early.expected, early.pending) == \
         (without.errors, without.found, without.expected, without.pending)
-    assert [g.to_json() for g in with_helper.grades] == [g.to_json() for g in without.grades]
+    assert [g.to_json() for g in early.grades] == [g.to_json() for g in without.grades]
+
+
+def test_early_pass_forked_gives_the_same_report(monkeypatch):
+    """The same with the early pass forked (POOL_MIN lowered): the workers grade while selection runs,
+    this process checks freshness; the report is the serial one."""
+    from skill_eval import config, evidence, regrade
+
+    cfg = config.load(ROOT)
+    serial = evidence.check(cfg)
+    monkeypatch.setattr(regrade, "POOL_MIN", 10)
+    started: list[int] = []
+    real_start = regrade.Pass.start
+
+    def start(self):
+        real_start(self)
+        started.append(self._pool is not None)
+    monkeypatch.setattr(regrade.Pass, "start", start)
+    forked = evidence.check(cfg)
+    assert started and started[0], "the early pass forked its workers"
+    assert (forked.errors, forked.found, forked.expected, forked.pending) == \
+        (serial.errors, serial.found, serial.expected, serial.pending)
+    assert [g.to_json() for g in forked.grades] == [g.to_json() for g in serial.grades]
+
+
+def test_early_pass_abandoned_when_selection_fails(monkeypatch):
+    """Selection failing after the early pass forked: no child is left, no pass state either."""
+    from skill_eval import config, evidence, regrade
+
+    cfg = config.load(ROOT)
+    monkeypatch.setattr(regrade, "POOL_MIN", 10)
+
+    def broken(*a, **k):
+        raise SkillEvalError("selection failed")
+    with pytest.raises(SkillEvalError, match="selection failed"):
+        evidence.check(cfg, select_fn=broken, expected_fn=lambda *a, **k: [])
+    assert not regrade._STATE
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
 
 
 _TOKENS = ["--", "-", "", "=", "-o", "-oX", "-o=x", "--out", "--out=x", "--out=", "--out=a=b", "--outx", "-S", "-Sx",

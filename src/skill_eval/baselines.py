@@ -54,19 +54,29 @@ def rates(grades: list[Grade], dims: tuple[int | str, ...], arm: str = "skill-ag
     or where it is not applicable to every run (2/3/6 of verdict-free scenarios) is left out: it
     does not apply, which is not the same as "no counted run" (all unjudged)."""
     out: dict[Triple, dict[int | str, list[int]]] = defaultdict(lambda: {d: [0, 0, 0] for d in dims})
+    names = [(d, str(d)) for d in dims]
+    triples: dict[tuple[Any, Any, Any], Triple] = {}  # one Triple per distinct (skill, agent, model): thousands of grades, a few triples
     for g in grades:
-        t = triple_of(g)
-        if t is None or g.meta.get("arm") != arm:
+        m = g.meta
+        if m.get("arm") != arm or g.kind != "behavioral":
             continue
-        for d in dims:
-            c = g.checks.get(str(d))
-            if c is None or c.status == "not_applicable":
+        skill, agent, model = parts = (m.get("skill"), m.get("agent"), m.get("model"))
+        if not skill or not agent or not model:
+            continue
+        t = triples.get(parts)
+        if t is None:
+            t = triples[parts] = Triple(skill, agent, model)
+        per = out[t]
+        for d, name in names:
+            status = g.status_of(name)
+            if status is None or status == "not_applicable":
                 continue
-            out[t][d][2] += 1
-            if c.status == "not_judged":
+            counts = per[d]
+            counts[2] += 1
+            if status == "not_judged":
                 continue
-            out[t][d][1] += 1
-            out[t][d][0] += c.status == "pass"
+            counts[1] += 1
+            counts[0] += status == "pass"
     return {t: {d: (v[0], v[1]) for d, v in ds.items() if v[2]} for t, ds in out.items()}
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import sys
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from skill_eval import baselines, formats, fsio, gates, isolation, regrade, schemas, strict
 from skill_eval import bundle as bundle_mod
 from skill_eval.config import Config
-from skill_eval.errors import SkillEvalError, message_of
+from skill_eval.errors import InputError, SkillEvalError, message_of
 from skill_eval.graders import RECEIPT, ZERO_TOLERANCE_DEFAULT, Catalog, Grade, grade_bundle
 
 if TYPE_CHECKING:
@@ -85,20 +85,29 @@ class Report:
 
 
 def _memo_key(what: str, cfg: Config) -> tuple[str, str, str]:
-    """The per-check memo's key for this host's evidence tree ("evidence_dir": its path, once listed;
-    "evidence_scan": the PendingScan listing it)."""
+    """The per-check memo's key for this host's evidence tree ("evidence_dir": its path, once walked
+    whole and listed)."""
     return (what, str(cfg.root), cfg.evals_root)
 
 
-def _start_scan(cfg: Config) -> fsio.PendingScan | None:
-    """Walk the evidence tree in a helper while suite selection runs (it needs nothing from the tree);
-    `evidence_dir` then takes the helper's listing. None when the tree was listed already."""
+def _early_pass(cfg: Config, slim: bool) -> regrade.Pass | None:
+    """The default pass over this host's evidence tree, started (upper levels walked, workers forked)
+    before suite selection, which needs nothing from the tree: the workers grade while it runs.
+    None when the check's memo already lists the tree (`pr`'s freshness step walked it) or outside
+    one check, and when the tree's path itself is refused (then `evidence_dir` raises that later,
+    where it always did)."""
     memo = regrade.shared_memo()
-    if memo is None or _memo_key("evidence_dir", cfg) in memo:
+    if memo is None or memo.get("passes") or _memo_key("evidence_dir", cfg) in memo:
         return None
-    pending = fsio.PendingScan(cfg.root, f"{cfg.evals_root}/{EVIDENCE}", "meta.json")
-    memo[_memo_key("evidence_scan", cfg)] = pending
-    return pending
+    rel = f"{cfg.evals_root}/{EVIDENCE}"
+    try:
+        top = fsio.repo_path(cfg.root, rel)
+    except InputError:
+        return None
+    early = regrade.Pass(cfg, top, regrade.default_freshness(cfg), regrade.default_catalog(cfg), slim=slim,
+                         tree=(cfg.root, rel))
+    early.start()
+    return early
 
 
 def evidence_dir(cfg: Config) -> Path:
@@ -111,11 +120,7 @@ def evidence_dir(cfg: Config) -> Path:
     if memo is not None and key in memo:
         cached: Path = memo[key]
         return cached
-    pending: fsio.PendingScan | None = memo.pop(_memo_key("evidence_scan", cfg), None) if memo is not None else None
-    if pending is not None:
-        top, metas = pending.result()
-    else:
-        top, metas = fsio.scan_tree(cfg.root, f"{cfg.evals_root}/{EVIDENCE}", "meta.json")
+    top, metas = fsio.scan_tree(cfg.root, f"{cfg.evals_root}/{EVIDENCE}", "meta.json")
     if memo is not None:
         memo[key] = top
         regrade.remember_meta_paths(top, metas)
@@ -199,10 +204,11 @@ class _Seen:
 
 
 def _pass(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Callable[[], Catalog],
-          shared: bool, slim: bool) -> tuple[list[_Seen], list[str]]:
+          shared: bool, slim: bool, early: regrade.Pass | None = None) -> tuple[list[_Seen], list[str]]:
     """One pass: every layout-level bundle read once, with its freshness and its grade."""
-    root = evidence_dir(cfg)
-    results = regrade.survey(cfg, root) if shared else regrade.run(cfg, root, fresh, catalog, slim=slim)
+    root = early.root if early is not None else evidence_dir(cfg)
+    results: Iterable[regrade.Result] = early if early is not None else (
+        regrade.survey(cfg, root) if shared else regrade.run(cfg, root, fresh, catalog, slim=slim))
     root_str = str(root)
     seen: list[_Seen] = []
     others: list[tuple[str, ...]] = []  # meta.json files not at bundle depth (rare): layout problems
@@ -222,6 +228,10 @@ def _pass(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Ca
             r.grade.share_path(root_str, rel)
         seen.append(_Seen(rel, slot, _path_problems(r.parts, slot, r.run_id or "") or _NO_PROBLEMS, r.stale or (),
                           r.grade, r.contamination))
+    memo = regrade.shared_memo()
+    if early is not None and early.listing is not None and memo is not None:  # the walk was whole: the tree is checked
+        memo[_memo_key("evidence_dir", cfg)] = root
+        regrade.remember_meta_paths(root, early.listing)
     if not others:  # the common case: no set of every bundle's parts (O(bundles) of short-lived memory)
         return seen, []
     bundle_dirs = {tuple(s.rel.split("/")) for s in seen}
@@ -325,20 +335,17 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
             catalog_box.append(regrade.default_catalog(cfg)())  # the pass's own (one per check)
         return catalog_box[0]
     report = Report(suite, stage)
-    scan = _start_scan(cfg)
+    early = _early_pass(cfg, slim) if shared else None
     try:
         chosen = select_fn(cfg, suite, base)
         # Expected: the stage's required arms (evals.arms). Not extra: any arm some profile requires.
         expected = _slots(cfg, chosen, expected_fn, cfg.required_arms(stage))
         full = _slots(cfg, chosen if suite == "full" else select_fn(cfg, "full", None), expected_fn, _all_arms(cfg))
         report.expected = len(expected)
-        found, layout = _pass(cfg, fresh, get_catalog, shared, slim)
+        found, layout = _pass(cfg, fresh, get_catalog, shared, slim, early)
     finally:
-        if scan is not None:  # taken by evidence_dir (then a no-op), or selection failed before it
-            scan.cancel()
-            memo = regrade.shared_memo()
-            if memo is not None:
-                memo.pop(_memo_key("evidence_scan", cfg), None)
+        if early is not None:  # consumed by _pass (then a no-op), or selection failed before it
+            early.close()
     return _judge(cfg, report, found, layout, expected, full, stage, get_catalog)
 
 
@@ -407,8 +414,8 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
         if not is_aa(f.rel):  # A/A runs calibrate the scorecard's noise floor; pass^k counts the main run
             report.grades.append(g)
         for name in ("bundle", RECEIPT):  # oracle assertions are gated below (pass^k, baselines), receipts here
-            c = g.checks.get(name)
-            if c is not None and c.failed:
+            if g.status_of(name) == "fail":
+                c = g.checks[name]
                 report.errors.append(f"bad bundle: evidence/{f.rel}: {name}: " + "; ".join(c.reasons[:3]))
         if stage == "release":
             report.errors += release_problems(f.rel, _meta_of(cfg, f.rel), g)

@@ -394,110 +394,51 @@ def scan_tree(root: Path | str, path: Path | str, collect: str | None = None) ->
     return _walk(root, path, collect)
 
 
-class PendingScan:
-    """`scan_tree(root, path, collect)` computed by forked helpers while this process does other work
-    (the evidence gate starts it before suite selection, which needs no part of the tree).
-
-    `shares` helpers walk the tree together (`_walk` with a share: each lists the upper levels and every
-    `shares`-th directory at SPLIT_DEPTH): the walk is mostly system calls, which run on every core.
-    `result()` is exactly `scan_tree`'s answer, listing order included: the helpers' listings are
-    merged into scan_tree's order; when any helper could not send one (any exception, including the
-    InputError for an escaping symlink, or it died) this process runs `scan_tree` itself, which raises
-    what it raises. Without fork: computed on demand."""
-
-    SPLIT_DEPTH = 4  # evidence/<skill>/<arm>/<run-id>/<item>: the items are shared out
-
-    def __init__(self, root: Path | str, path: Path | str, collect: str | None = None, shares: int = 2):
-        self._args = (root, path, collect)
-        self._helpers: list[tuple[int, int]] = []  # (read fd, pid)
-        if not hasattr(os, "fork"):
-            return
-        for share in range(shares):
-            read_fd, write_fd = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover - a helper (coverage does not follow a fork)
-                code = 0
-                try:
-                    for fd, _ in self._helpers:
-                        os.close(fd)
-                    os.close(read_fd)
-                    import pickle
-
-                    try:
-                        data = pickle.dumps(_walk(root, path, collect, share=share, shares=shares, split=self.SPLIT_DEPTH),
-                                            pickle.HIGHEST_PROTOCOL)
-                    except BaseException:  # noqa: BLE001 - the caller re-runs the scan and raises it itself
-                        data = b""
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(write_fd, view):]
-                except BaseException:  # noqa: BLE001 - a helper must never unwind into the caller's code
-                    code = 1
-                finally:
-                    os._exit(code)
-            os.close(write_fd)
-            self._helpers.append((read_fd, pid))
-
-    def result(self) -> tuple[Path, list[str]]:
-        if not self._helpers:
-            return scan_tree(*self._args)
-        import pickle
-
-        got: list[tuple[Path, list[str]]] = []
-        try:
-            for fd, _ in self._helpers:
-                chunks: list[bytes] = []
-                while chunk := os.read(fd, 1 << 20):
-                    chunks.append(chunk)
-                if not chunks:
-                    break
-                got.append(pickle.loads(b"".join(chunks)))  # noqa: S301 - our own forked helper, over a private pipe
-            complete = len(got) == len(self._helpers)
-        finally:
-            self.cancel()
-        if not complete or any(top != got[0][0] for top, _ in got):
-            return scan_tree(*self._args)
-        found = [p for _, part in got for p in part]
-        found.sort(key=_walk_order)  # scan_tree's order: directories in sorted preorder, a directory's own entries first
-        return got[0][0], found
-
-    def cancel(self) -> None:
-        """Stop the helpers (if still running) and reap them; `result()` then computes the scan here."""
-        import signal
-
-        for fd, pid in self._helpers:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGTERM)
-            with contextlib.suppress(OSError):
-                os.waitpid(pid, 0)
-        self._helpers = []
-
-
-def _walk_order(path: str) -> tuple[str, str]:
-    head, _, name = path.rpartition("/")
-    return head.replace("/", "\0"), name
-
-
-def _walk(root: Path | str, path: Path | str, collect: str | None, *, share: int = 0, shares: int = 1,
-          split: int | None = None) -> tuple[Path, list[str]]:
-    """scan_tree's walk. With `split` (a PendingScan helper's share): every directory above depth
-    `split` is listed sorted (so every helper numbers the directories at `split` alike), then only
-    every `shares`-th directory at depth `split` and all below it, unsorted (the caller restores the
-    order); entries found above `split` are reported by helper 0 only."""
+def _walk(root: Path | str, path: Path | str, collect: str | None) -> tuple[Path, list[str]]:
+    """scan_tree's walk: every directory below `path`, in sorted preorder."""
     top = repo_path(root, path)
     found: list[str] = []
-    if not top.is_dir():
-        return top, found
-    real_root = Path(root).resolve()
-    stack = [(os.fspath(top), 0)]
-    numbered = 0
+    if top.is_dir():
+        _walk_from([(os.fspath(top), 0)], Path(root).resolve(), collect, found, None, None, ordered=True)
+    return top, found
+
+
+def scan_top(root: Path | str, path: Path | str, collect: str, depth: int) -> tuple[Path, list[str], list[str]]:
+    """scan_tree's walk stopped `depth` levels below `path`: (top, the entries named `collect` it met,
+    the directories one level further down, not entered).
+
+    With `scan_below` over each of those directories it visits every entry scan_tree visits and
+    refuses every escaping symlink scan_tree refuses (perhaps another one first: a caller that words
+    a refusal re-runs scan_tree, which names the one it meets first). Why two halves: the evidence
+    pass hands the bundle directories (depth 5) to its workers, which scan each one just before
+    grading it, on every core, instead of waiting for one walk of the whole tree."""
+    top = repo_path(root, path)
+    found: list[str] = []
+    below: list[str] = []
+    if top.is_dir():
+        _walk_from([(os.fspath(top), 0)], Path(root).resolve(), collect, found, below, depth, ordered=False)
+    return top, found, below
+
+
+def scan_below(real_root: Path, directory: str, collect: str) -> list[str]:
+    """The rest of scan_tree's walk from one directory `scan_top` returned (`real_root`: the resolved
+    repository root): the entries named `collect` at any depth below it, unordered."""
+    found: list[str] = []
+    _walk_from([(directory, 0)], real_root, collect, found, None, None, ordered=False)
+    return found
+
+
+def _walk_from(stack: list[tuple[str, int]], real_root: Path, collect: str | None, found: list[str],
+               below: list[str] | None, depth: int | None, *, ordered: bool) -> None:
+    """The walker of scan_tree / scan_top / scan_below: scandir each directory on `stack`, refuse an
+    entry that is a symlink leading outside `real_root`, collect entries named `collect` (without
+    entering symlinked directories, like Path.rglob), and enter subdirectories — or, below `depth`,
+    list them in `below` instead. `ordered`: entries sorted (scan_tree's preorder)."""
     while stack:
-        here, depth = stack.pop()
+        here, level = stack.pop()
         try:
             with os.scandir(here) as it:
-                entries = sorted(it, key=lambda e: e.name) if split is None or depth < split else list(it)
+                entries = sorted(it, key=lambda e: e.name) if ordered else list(it)
         except OSError:
             continue  # os.walk skipped unreadable directories too
         subdirs = []
@@ -508,12 +449,10 @@ def _walk(root: Path | str, path: Path | str, collect: str | None, *, share: int
                     raise InputError(f"is a symlink to {os.readlink(entry.path)}, outside the repository; refused",
                                      source=Path(entry.path), fix=_LINK_FIX)
             elif entry.is_dir(follow_symlinks=False):
-                if depth + 1 == split:
-                    numbered += 1
-                    if numbered % shares != share:
-                        continue
-                subdirs.append((entry.path, depth + 1))
-            if collect is not None and entry.name == collect and (split is None or depth >= split or share == 0):
+                if depth is not None and level == depth and below is not None:
+                    below.append(entry.path)
+                else:
+                    subdirs.append((entry.path, level + 1))
+            if collect is not None and entry.name == collect:
                 found.append(entry.path)
         stack.extend(reversed(subdirs))
-    return top, found

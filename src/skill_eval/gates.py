@@ -31,7 +31,8 @@ def group(grades: list[Grade]) -> dict[GroupKey, list[Grade]]:
     for g in grades:
         if g.kind is None or g.item is None:
             continue
-        out[GroupKey(g.kind, g.item, str(g.meta.get("arm")), g.meta.get("skill"))].append(g)
+        m = g.meta
+        out[GroupKey(g.kind, g.item, str(m.get("arm")), m.get("skill"))].append(g)
     return dict(out)
 
 
@@ -42,11 +43,12 @@ def pass_k(grades: list[Grade], k: int, zero_tolerance: tuple[int, ...] = ZERO_T
         if key.kind != "behavioral":
             continue
         label = f"{key.item} [{key.arm}]"
-        indices = sorted(g.meta["k"] for g in runs if isinstance(g.meta.get("k"), int))
+        indices = sorted(x for x in (g.meta.get("k") for g in runs) if isinstance(x, int))
         if indices != list(range(k)):
             problems.append(f"pass^k: {label} has runs k={indices}, needs exactly 0..{k - 1}")
+        failed = [g.failed_dimensions() for g in runs]  # once per run, not once per dimension
         for dim in zero_tolerance:
-            bad = sorted(g.meta["k"] for g in runs if dim in g.failed_dimensions())  # (a grade's meta has every key)
+            bad = sorted(g.meta["k"] for g, f in zip(runs, failed, strict=True) if dim in f)  # (a grade's meta has every key)
             if bad:
                 problems.append(f"pass^k: {label} fails zero-tolerance dimension {dim} in run(s) k={bad}")
         problems += _assertions_pass_k(label, runs)
@@ -63,8 +65,7 @@ def _assertions_pass_k(label: str, runs: list[Grade]) -> list[str]:
     for name in names:
         bad = []
         for g in runs:
-            c = g.checks.get(name)
-            if c is None or c.status != "pass":
+            if g.status_of(name) != "pass":
                 bad.append(g.meta.get("k"))
         if bad:
             problems.append(f"pass^k: {label} fails zero-tolerance oracle assertion {name[len(ORACLE_PREFIX):]!r} "

@@ -8,16 +8,14 @@ uses) the result is memoised for the process, so the freshness step and the evid
 share one pass.
 
 Results come back in a fixed (sorted path) order. Above `POOL_MIN` bundles the work is spread
-over this process and forked children (one process per core, `_forked`), delivered in order, so
-output is byte-identical to the serial pass. Messages for broken meta.json files are rebuilt by the original readers
+over forked children (one process per core, `forkpool.Chunks`), delivered in order, so output is
+byte-identical to the serial pass. Messages for broken meta.json files are rebuilt by the original readers
 (a rare path), so every error line stays exactly as before.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -46,6 +44,7 @@ class Result:
     stale: list[str]
     grade: Any  # graders.Grade, or None when not graded (outside the layout, unreadable meta)
     contamination: list[str] | None = None  # a comparison-arm bundle's reasons ([] clean); None: not a control
+    fresh_meta: dict[str, Any] | None = None  # a forked worker's meta, for the parent's freshness check (then None)
 
     @property
     def path(self) -> Path:
@@ -161,6 +160,12 @@ class SlimGrade:
 
     def failed_dimensions(self) -> list[int]:
         return sorted(int(n) for n, st, _ in self._checks if st == "fail" and n.isdigit())
+
+    def status_of(self, name: str) -> str | None:
+        for n, st, _ in self._checks:
+            if n == name:
+                return str(st)
+        return None
 
     def zero_tolerance_failed(self) -> list[int]:
         return [d for d in self.failed_dimensions() if d in self.zero_tolerance]
@@ -292,12 +297,12 @@ def _check_key(name: str, status: str, reasons: tuple[str, ...]) -> tuple[str, s
 _STATE: dict[str, Any] = {}
 
 
-def _one(index: int) -> Result:
+def _one(meta_path: str) -> Result:
     root: Path = _STATE["root"]
     cfg: Config = _STATE["cfg"]
     from skill_eval import bundle as bundle_mod
 
-    where = os.path.dirname(_STATE["paths"][index])
+    where = os.path.dirname(meta_path)
     path = Path(where)
     parts = _rel_parts(str(root), where) or path.relative_to(root).parts
     b = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes)
@@ -305,7 +310,8 @@ def _one(index: int) -> Result:
     if meta is None:
         return Result(where, parts, False, None, None, None, [], None)
     key = slot_key(meta)
-    stale = list(_STATE["fresh"](meta))
+    deferred = _STATE["defer"]  # a forked worker: the parent checks freshness (it may not have the digests yet)
+    stale = [] if deferred else list(_STATE["fresh"](meta))
     grade: Any = None
     if len(parts) == LAYOUT_DEPTH and _STATE["grade"]:
         from skill_eval.graders import grade_bundle
@@ -314,7 +320,35 @@ def _one(index: int) -> Result:
         if _STATE["slim"]:
             grade = SlimGrade(grade)
     return Result(where, parts, True, key, meta["run_id"], meta.get("skill") or "trigger", stale, grade,
-                  contamination(cfg, b) if isolation.is_control(meta.get("arm")) else None)
+                  contamination(cfg, b) if isolation.is_control(meta.get("arm")) else None,
+                  meta if deferred else None)
+
+
+class _Refused(Exception):  # noqa: N818 - a private signal: the walk met an escaping symlink
+    """Raised (and pickled across the pool) in place of the walk's InputError; the pass then re-runs
+    fsio.scan_tree, which words the refusal exactly as the gate always did."""
+
+
+def _unit(unit: str) -> list[Result]:
+    """One unit of the pass: a meta.json path, or (ending in "/") a bundle directory to scan first."""
+    if not unit.endswith("/"):
+        return [_one(unit)]
+    from skill_eval import fsio
+    from skill_eval.errors import InputError
+
+    try:
+        metas = fsio.scan_below(_STATE["real_root"], unit[:-1], "meta.json")
+    except InputError:
+        raise _Refused() from None
+    return [_one(m) for m in _path_order(metas)]
+
+
+def _chunk(c: int) -> list[Result]:
+    size, units = _STATE["size"], _STATE["units"]
+    out: list[Result] = []
+    for unit in units[c * size:(c + 1) * size]:
+        out.extend(_unit(unit))
+    return out
 
 
 def _rel_parts(root: str, where: str) -> tuple[str, ...] | None:
@@ -338,170 +372,120 @@ def contamination(cfg: Config, b: Any) -> list[str]:
     return reasons
 
 
+class Pass:
+    """One pass over an evidence tree: a Result per meta.json below `root`, in sorted path order.
+
+    The units of work are the tree's meta.json paths when they are known (a listing the caller or
+    the check's memo has), else `tree` = (repository root, path of `root` in it) is walked here in
+    two halves: this process walks the levels above the bundle directories (`fsio.scan_top`) and
+    every bundle directory is scanned (`fsio.scan_below`: escaping symlinks refused, nested
+    meta.json found) by whoever grades it, just before grading. Above POOL_MIN units the work is
+    shared out over forked children (one per core, `forkpool.Chunks`); they leave freshness to this
+    process (each Result carries its meta), so `start()` may run before the current digests exist:
+    the evidence gate starts the pass, then selects the suite while the children grade.
+    `listing` (after a complete walk): every meta.json path found, for the check's memo.
+    """
+
+    def __init__(self, cfg: Config, root: Path, fresh: Callable[[dict[str, Any]], list[str]], catalog: Callable[[], Any],
+                 *, jobs: int | None = None, grade: bool = True, slim: bool = False,
+                 listing: list[str] | None = None, tree: tuple[Path, str] | None = None):
+        self.cfg, self.root, self.fresh, self.catalog = cfg, root, fresh, catalog
+        self._jobs, self._grade, self._slim, self._tree = jobs, grade, slim, tree
+        self._units: list[str] | None = None if listing is None and tree is not None else list(listing or ())
+        self.listing: list[str] | None = None
+        self._refused = False
+        self._pool: Any = None
+        self._started = self._owns_state = False
+
+    def start(self) -> None:
+        """Walk the upper levels and (above POOL_MIN units) fork the workers; once."""
+        if self._started:
+            return
+        self._started = True
+        if self._units is None:
+            from skill_eval import fsio
+            from skill_eval.errors import InputError
+
+            assert self._tree is not None
+            try:
+                _, found, below = fsio.scan_top(self._tree[0], self._tree[1], "meta.json", LAYOUT_DEPTH - 1)
+            except InputError:
+                self._refused, found, below = True, [], []
+            self._units = _path_order([*found, *(d + "/" for d in below)])
+        if not self._units:
+            return
+        if _STATE:  # workers read module state: two interleaved passes would read each other's
+            raise RuntimeError("regrade.run: another pass is still being consumed in this process")
+        jobs = self._jobs
+        if jobs is None:
+            jobs = (os.cpu_count() or 1) if len(self._units) > POOL_MIN else 1
+        parallel = jobs > 1 and hasattr(os, "fork")
+        n = len(self._units)
+        size = max(CHUNK, -(-n // (jobs * 24))) if parallel else CHUNK
+        self._owns_state = True
+        _STATE.update(root=self.root, units=self._units, size=size, cfg=self.cfg, fresh=self.fresh, catalog=self.catalog,
+                      grade=self._grade, slim=self._slim, defer=parallel,
+                      real_root=Path(self._tree[0]).resolve() if self._tree is not None else None)
+        if parallel:
+            from skill_eval import forkpool
+
+            if self._grade:
+                self.catalog()  # build shared state before forking, so workers inherit it instead of rebuilding it
+            self._pool = forkpool.Chunks(-(-n // size), _chunk, jobs)
+            self._pool.start()
+
+    def __iter__(self) -> Iterator[Result]:
+        self.start()
+        listing: list[str] = []
+        try:
+            if self._refused:
+                self._refuse()
+            if not self._units:
+                return
+            chunks: Iterable[list[Result]] = self._pool if self._pool is not None else (
+                _unit(u) for u in self._units)
+            fresh = self.fresh
+            for results in chunks:
+                for r in results:
+                    if r.fresh_meta is not None:
+                        r.stale, r.fresh_meta = list(fresh(r.fresh_meta)), None
+                    if self._tree is not None:
+                        listing.append(f"{r.where}/meta.json")
+                    yield r
+            if self._tree is not None:
+                self.listing = listing
+        except _Refused:
+            self._refuse()
+        finally:
+            self.close()
+
+    def _refuse(self) -> None:
+        """The walk met an escaping symlink: scan_tree names the one it meets first, as the gate always did."""
+        from skill_eval import fsio
+
+        assert self._tree is not None
+        fsio.scan_tree(self._tree[0], self._tree[1], "meta.json")
+        raise RuntimeError("regrade: the evidence tree changed during the pass (a refused symlink is gone)")
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+        if self._owns_state:
+            _STATE.clear()
+            self._owns_state = False
+        self._units = []  # one pass per object: iterating again yields nothing
+
+
 def run(cfg: Config, root: Path, fresh: Callable[[dict[str, Any]], list[str]], catalog: Callable[[], Any],
         *, jobs: int | None = None, grade: bool = True, slim: bool = False) -> Iterator[Result]:
-    """Stream one Result per meta.json below `root`, in sorted path order.
+    """Stream one Result per meta.json below `root` (listed by `meta_paths`), in sorted path order.
 
     `catalog` is a zero-argument getter (the catalog is built only if a bundle needs grading).
     `jobs`: worker processes (default: every core once there are more than POOL_MIN bundles).
     `slim`: keep grades as SlimGrade (gates and text output only).
     """
-    paths = meta_paths(root)
-    if not paths:
-        return
-    if _STATE:  # workers read module state: two interleaved passes would read each other's
-        raise RuntimeError("regrade.run: another pass is still being consumed in this process")
-    _STATE.update(root=root, paths=paths, cfg=cfg, fresh=fresh, catalog=catalog, grade=grade, slim=slim)
-    if jobs is None:
-        jobs = (os.cpu_count() or 1) if len(paths) > POOL_MIN else 1
-    try:
-        if jobs <= 1 or not hasattr(os, "fork"):
-            for i in range(len(paths)):
-                yield _one(i)
-            return
-        if grade:
-            catalog()  # build shared state before forking, so workers inherit it instead of rebuilding it
-        getattr(fresh, "prime", lambda: None)()
-        yield from _forked(len(paths), jobs)
-    finally:
-        _STATE.clear()
-
-
-def _forked(n: int, jobs: int) -> Iterator[Result]:
-    """`_one(0..n-1)` in order, computed by `jobs` forked children.
-
-    Why not multiprocessing.Pool: its feeder/handler threads and per-task pickling competed with the
-    workers for the cores (~0.2 ms per bundle). Here the work is cut into chunks handed out through a
-    pipe of tickets (pre-filled, write end closed: a read takes the next chunk number, or b"" when
-    none is left); each child claims chunks until none is left and sends each chunk's Results (one
-    pickle) on its own pipe; this process only consumes them, in chunk order (measured: better than
-    also computing chunks here, which delayed the consumer). If every child is gone, this process
-    computes what is left; a child's exception is re-raised here."""
-    import gc
-    import pickle
-    import select
-
-    size = max(CHUNK, -(-n // (jobs * 24)))
-    chunks = -(-n // size)
-    tickets_r, tickets_w = os.pipe()
-    _fill(tickets_w, chunks)
-    children: dict[int, int] = {}  # read fd -> pid
-    gc.freeze()  # the collector would write to every inherited object's header: a copy-on-write copy of the heap per child
-    try:
-        for _ in range(jobs):
-            out_r, out_w = os.pipe()
-            with contextlib.suppress(AttributeError, OSError):
-                import fcntl
-
-                fcntl.fcntl(out_w, fcntl.F_SETPIPE_SZ, 1 << 20)  # a child never waits for the parent to read
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover - the child (coverage does not follow a fork)
-                os.close(out_r)
-                for fd in children:
-                    os.close(fd)
-                _child(tickets_r, out_w, size, n)
-            os.close(out_w)
-            children[out_r] = pid
-        pending: dict[int, Any] = {}
-        for want in range(chunks):
-            while want not in pending:
-                ready = select.select(list(children), [], [], 0)[0] if children else []
-                if not ready and not children:  # every child gone (one failed): this process finishes the work
-                    ticket = os.read(tickets_r, 4)
-                    if ticket:
-                        c = int.from_bytes(ticket, "little")
-                        pending[c] = [_one(i) for i in range(c * size, min(n, (c + 1) * size))]
-                        continue
-                if not ready:
-                    if not children:
-                        raise RuntimeError("regrade: a worker exited before sending its results")
-                    ready = select.select(list(children), [], [], None)[0]
-                for fd in ready:
-                    got = _receive(fd)
-                    if got is None:  # end of stream: this child is done
-                        os.close(fd)
-                        os.waitpid(children.pop(fd), 0)
-                        continue
-                    c, results = pickle.loads(got)  # noqa: S301 - our own forked child, over a private pipe
-                    if isinstance(results, BaseException):
-                        raise results
-                    pending[c] = results
-            yield from pending.pop(want)
-    finally:
-        gc.unfreeze()
-        os.close(tickets_r)
-        for fd, pid in children.items():
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGTERM)
-            os.close(fd)
-            with contextlib.suppress(OSError):
-                os.waitpid(pid, 0)
-
-
-def _fill(fd: int, chunks: int) -> None:
-    """Write every chunk number into the ticket pipe, then close it (readers see EOF when all are taken)."""
-    data = b"".join(c.to_bytes(4, "little") for c in range(chunks))  # < 64 KiB: at most jobs * 24 + 1 chunks
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-    os.close(fd)
-
-
-def _child(tickets: int, out: int, size: int, n: int) -> None:  # pragma: no cover - runs in a forked child
-    """Claim chunks until none is left, sending each one's Results; never returns."""
-    import pickle
-
-    code = 0
-    try:
-        while True:
-            ticket = os.read(tickets, 4)
-            if not ticket:
-                break
-            c = int.from_bytes(ticket, "little")
-            try:
-                payload: Any = [_one(i) for i in range(c * size, min(n, (c + 1) * size))]
-                data = pickle.dumps((c, payload), pickle.HIGHEST_PROTOCOL)
-            except Exception as exc:  # noqa: BLE001 - re-raised by the parent
-                try:
-                    data = pickle.dumps((c, exc), pickle.HIGHEST_PROTOCOL)
-                except Exception:  # noqa: BLE001 - an unpicklable exception: its text
-                    data = pickle.dumps((c, RuntimeError(f"{type(exc).__name__}: {exc}")), pickle.HIGHEST_PROTOCOL)
-            _send(out, data)
-    except BaseException:  # noqa: BLE001 - a child must never unwind into the parent's code
-        code = 1
-    finally:
-        os._exit(code)
-
-
-def _send(fd: int, data: bytes) -> None:
-    view = memoryview(len(data).to_bytes(8, "little") + data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _receive(fd: int) -> bytes | None:
-    """One message from a child, or None at end of stream."""
-    head = _read_exactly(fd, 8)
-    if head is None:
-        return None
-    body = _read_exactly(fd, int.from_bytes(head, "little"))
-    if body is None:
-        raise RuntimeError("regrade: a worker's results were cut short")
-    return body
-
-
-def _read_exactly(fd: int, size: int) -> bytes | None:
-    parts: list[bytes] = []
-    left = size
-    while left:
-        got = os.read(fd, min(left, 1 << 20))
-        if not got:
-            if left == size:
-                return None
-            raise RuntimeError("regrade: a worker's results were cut short")
-        parts.append(got)
-        left -= len(got)
-    return b"".join(parts)
+    yield from Pass(cfg, root, fresh, catalog, jobs=jobs, grade=grade, slim=slim, listing=meta_paths(root))
 
 
 # -- sharing one pass between the freshness and evidence steps of `pr` ----------------------

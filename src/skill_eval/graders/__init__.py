@@ -90,6 +90,11 @@ class Grade:
     def failed_dimensions(self) -> list[int]:
         return [f for f in self.failures() if isinstance(f, int)]
 
+    def status_of(self, name: str) -> str | None:
+        """The status of check `name`, or None when the grade has no such check."""
+        c = self.checks.get(name)
+        return None if c is None else c.status
+
     def zero_tolerance_failed(self) -> list[int]:
         return [d for d in self.failed_dimensions() if d in self.zero_tolerance]
 
