@@ -228,10 +228,6 @@ def _pass(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Ca
             r.grade.share_path(root_str, rel)
         seen.append(_Seen(rel, slot, _path_problems(r.parts, slot, r.run_id or "") or _NO_PROBLEMS, r.stale or (),
                           r.grade, r.contamination))
-    memo = regrade.shared_memo()
-    if early is not None and early.listing is not None and memo is not None:  # the walk was whole: the tree is checked
-        memo[_memo_key("evidence_dir", cfg)] = root
-        regrade.remember_meta_paths(root, early.listing)
     if not others:  # the common case: no set of every bundle's parts (O(bundles) of short-lived memory)
         return seen, []
     bundle_dirs = {tuple(s.rel.split("/")) for s in seen}

@@ -24,8 +24,14 @@ from typing import Any
 
 
 class Chunks:
-    def __init__(self, chunks: int, compute: Callable[[int], list[Any]], jobs: int):
+    """`received` (optional) maps each chunk's list as it reaches the parent, before it waits in
+    order (the evidence pass checks freshness there and drops each bundle's meta: chunks that
+    arrive early are kept small)."""
+
+    def __init__(self, chunks: int, compute: Callable[[int], list[Any]], jobs: int,
+                 received: Callable[[list[Any]], list[Any]] | None = None):
         self._chunks, self._compute, self._jobs = chunks, compute, jobs
+        self._received = received or (lambda results: results)
         self._children: dict[int, int] = {}  # read fd -> pid
         self._tickets: int | None = None
         self._frozen = False
@@ -73,7 +79,7 @@ class Chunks:
                         ticket = os.read(self._tickets, 4)
                         if ticket:
                             c = int.from_bytes(ticket, "little")
-                            pending[c] = self._compute(c)
+                            pending[c] = self._received(self._compute(c))
                             continue
                         raise RuntimeError("forkpool: a worker exited before sending its results")
                     if not ready:
@@ -87,7 +93,7 @@ class Chunks:
                         c, results = pickle.loads(got)  # noqa: S301 - our own forked child, over a private pipe
                         if isinstance(results, BaseException):
                             raise results
-                        pending[c] = results
+                        pending[c] = self._received(results)
                 yield pending.pop(want)
         finally:
             self.close()

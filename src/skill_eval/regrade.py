@@ -383,7 +383,6 @@ class Pass:
     shared out over forked children (one per core, `forkpool.Chunks`); they leave freshness to this
     process (each Result carries its meta), so `start()` may run before the current digests exist:
     the evidence gate starts the pass, then selects the suite while the children grade.
-    `listing` (after a complete walk): every meta.json path found, for the check's memo.
     """
 
     def __init__(self, cfg: Config, root: Path, fresh: Callable[[dict[str, Any]], list[str]], catalog: Callable[[], Any],
@@ -392,7 +391,6 @@ class Pass:
         self.cfg, self.root, self.fresh, self.catalog = cfg, root, fresh, catalog
         self._jobs, self._grade, self._slim, self._tree = jobs, grade, slim, tree
         self._units: list[str] | None = None if listing is None and tree is not None else list(listing or ())
-        self.listing: list[str] | None = None
         self._refused = False
         self._pool: Any = None
         self._started = self._owns_state = False
@@ -431,12 +429,11 @@ class Pass:
 
             if self._grade:
                 self.catalog()  # build shared state before forking, so workers inherit it instead of rebuilding it
-            self._pool = forkpool.Chunks(-(-n // size), _chunk, jobs)
+            self._pool = forkpool.Chunks(-(-n // size), _chunk, jobs, received=self._checked)
             self._pool.start()
 
     def __iter__(self) -> Iterator[Result]:
         self.start()
-        listing: list[str] = []
         try:
             if self._refused:
                 self._refuse()
@@ -444,20 +441,20 @@ class Pass:
                 return
             chunks: Iterable[list[Result]] = self._pool if self._pool is not None else (
                 _unit(u) for u in self._units)
-            fresh = self.fresh
             for results in chunks:
-                for r in results:
-                    if r.fresh_meta is not None:
-                        r.stale, r.fresh_meta = list(fresh(r.fresh_meta)), None
-                    if self._tree is not None:
-                        listing.append(f"{r.where}/meta.json")
-                    yield r
-            if self._tree is not None:
-                self.listing = listing
+                yield from results
         except _Refused:
             self._refuse()
         finally:
             self.close()
+
+    def _checked(self, results: list[Result]) -> list[Result]:
+        """A worker's chunk as it arrives: freshness checked here, from the meta the worker sent."""
+        fresh = self.fresh
+        for r in results:
+            if r.fresh_meta is not None:
+                r.stale, r.fresh_meta = list(fresh(r.fresh_meta)), None
+        return results
 
     def _refuse(self) -> None:
         """The walk met an escaping symlink: scan_tree names the one it meets first, as the gate always did."""
