@@ -82,3 +82,41 @@ def test_fails_loudly_when_workers_die():
 
     with pytest.raises(RuntimeError, match="exited before sending"):
         list(forkpool.Chunks(500, die, 2))
+
+
+def test_consumed_once_and_never_forked_after_close():
+    pool = forkpool.Chunks(4, _squares, 2)
+    assert len(list(pool)) == 4
+    with pytest.raises(RuntimeError, match="consumed once"):
+        list(pool)
+    unstarted = forkpool.Chunks(4, _squares, 2)
+    unstarted.close()
+    with pytest.raises(RuntimeError, match="consumed once"):
+        list(unstarted)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # it never forked
+
+
+def test_a_fork_failing_part_way_leaves_nothing(monkeypatch):
+    import gc
+
+    real_fork = os.fork
+    forks: list[int] = []
+
+    def fork():
+        if forks:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        forks.append(1)
+        return real_fork()
+    fds_before = set(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(os, "fork", fork)
+    pool = forkpool.Chunks(40, _squares, 3)
+    with pytest.raises(BlockingIOError):
+        pool.start()
+    monkeypatch.setattr(os, "fork", real_fork)
+    assert gc.get_freeze_count() == 0
+    assert set(os.listdir("/proc/self/fd")) == fds_before  # no pipe left open
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # the one child started was stopped and reaped
+    with pytest.raises(RuntimeError, match="consumed once"):
+        list(pool)

@@ -97,3 +97,47 @@ def test_trigger_gate(cfg, tmp_path):
     s = gates.trigger_stats(bad, expected)
     assert (s.recall, s.negative_accuracy) == (0.0, 0.0)
     assert len(gates.trigger_gate(cfg, bad, expected)) == 3
+
+
+def _reference_rates(grades, dims, arm="skill-agent"):
+    """baselines.rates as it was written before status_of (a Check built per question), for comparison."""
+    from collections import defaultdict
+
+    out = defaultdict(lambda: {d: [0, 0, 0] for d in dims})
+    for g in grades:
+        t = baselines.triple_of(g)
+        if t is None or g.meta.get("arm") != arm:
+            continue
+        for d in dims:
+            c = g.checks.get(str(d))
+            if c is None or c.status == "not_applicable":
+                continue
+            out[t][d][2] += 1
+            if c.status == "not_judged":
+                continue
+            out[t][d][1] += 1
+            out[t][d][0] += c.status == "pass"
+    return {t: {d: (v[0], v[1]) for d, v in ds.items() if v[2]} for t, ds in out.items()}
+
+
+def test_rates_and_pass_k_answer_as_before_for_full_and_slim_grades():
+    """rates / pass_k over this repository's evidence, full Grades and SlimGrades, and grades lacking
+    every asked dimension (their triple stays out of the answer) or with no skill: the reference's answers."""
+    from pathlib import Path
+
+    from skill_eval import config, evidence, regrade
+    from skill_eval.graders import Check, Grade
+
+    root = Path(__file__).resolve().parents[1]
+    grades = evidence.check(config.load(root)).grades
+    assert len(grades) > 100
+    slim = [regrade.SlimGrade(g) for g in grades]
+    odd = [Grade("x", "behavioral", "i", {"arm": "skill-agent", "skill": "s", "agent": "a", "model": "m", "k": 0},
+                 {"9": Check("9", "pass", [])}),
+           Grade("y", "behavioral", "i", {"arm": "skill-agent", "skill": "", "agent": "a", "model": "m", "k": 0},
+                 {"1": Check("1", "fail", [])})]
+    for gs in (grades, slim, grades + odd, odd):
+        for dims in (baselines.MERGE_DIMS, baselines.MERGE_DIMS + baselines.RELEASE_DIMS, (7,)):
+            assert baselines.rates(gs, dims) == _reference_rates(gs, dims)
+    behavioural = [g for g in grades if g.kind == "behavioral"]
+    assert gates.pass_k(behavioural, 5) == gates.pass_k([regrade.SlimGrade(g) for g in behavioural], 5)

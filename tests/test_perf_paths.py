@@ -198,6 +198,37 @@ def test_bundle_fast_read_matches_careful_path(tmp_path, monkeypatch):
     assert fast == [outcome(n) for n in names]
 
 
+def test_bundle_linkfree_read_matches_careful_path(tmp_path, monkeypatch):
+    """Bundle.linkfree (the pass walked the bundle and met no symlink): nested reads skip the lstat of
+    their directories, with the careful path's answers: missing directories, a file where a directory
+    should be, traversal, FIFOs, oversized files."""
+    root = tmp_path / "b"
+    (root / "captured" / "1.out.d" / "0").mkdir(parents=True)
+    (root / "meta.json").write_text("{}")
+    (root / "captured" / "1.out.d" / "0" / "r.json").write_text("[1]")
+    (root / "captured" / "1.out.d" / "big").write_bytes(b"x" * 100)
+    (root / "captured" / "1.out").write_bytes(b"out")
+    os.mkfifo(root / "captured" / "fifo")
+    names = ["meta.json", "captured/1.out.d/0/r.json", "captured/1.out", "captured/1.out/x", "captured/1.out.d/big",
+             "captured/fifo", "captured/nope/x", "nodir/x/y", "captured/1.out.d", "captured/../meta.json",
+             "captured//1.out", "/etc/passwd", "captured/1.out.d/0/missing.json"]
+    assert fsio.scan_below(tmp_path.resolve(), str(root), "meta.json", links := []) == [str(root / "meta.json")]
+    assert links == []
+
+    def outcome(name, linkfree):
+        try:
+            return ("ok", bundle.Bundle(root=root, max_bytes=50, linkfree=linkfree).read_bytes(name))
+        except SkillEvalError as exc:
+            return ("err", str(exc))
+
+    quick = [outcome(n, True) for n in names]
+    assert quick == [outcome(n, False) for n in names]
+    monkeypatch.setattr(bundle, "_fast_read", lambda *a: None)
+    assert quick == [outcome(n, True) for n in names]
+    os.symlink("0", root / "captured" / "1.out.d" / "lnk")
+    assert fsio.scan_below(tmp_path.resolve(), str(root), "meta.json", links := []) and links == [str(root / "captured" / "1.out.d" / "lnk")]
+
+
 def test_scan_tree_lists_like_rglob_and_refuses_escaping_links(tmp_path):
     tree = tmp_path / "ev"
     for rel in ("a/1/meta.json", "a/2/x/meta.json", "b/meta.json", "c/notmeta.json"):
@@ -287,6 +318,26 @@ def test_walking_pass_gives_the_listed_pass(jobs):
     walked = _pass_results(cfg, root, walk=True, jobs=jobs)
     assert len(listed) > 100
     assert walked == listed
+
+
+def test_walking_pass_with_inside_links_grades_like_the_listed_pass(repo_copy):
+    """A bundle holding a symlink that stays inside the repository (allowed in the tree, refused when a
+    grader reads through it): the walking pass does not take its linkfree shortcut there, and grades
+    every bundle as the listed pass does, serial and forked."""
+    from skill_eval import config
+
+    cfg = config.load(repo_copy)
+    root = repo_copy / "agent-evals" / "skills" / "evidence"
+    snapshots = sorted(root.glob("*/skill-agent/*/*/*/captured/*.out.d"))
+    assert snapshots
+    victim = snapshots[0]
+    moved = victim.with_name(victim.name + ".real")
+    victim.rename(moved)
+    os.symlink(moved.name, victim)
+    listed = _pass_results(cfg, root, walk=False, jobs=1)
+    assert any(r[-1] and r[-1]["checks"] and r[0] == str(victim.parents[1]) for r in listed)
+    for jobs in (1, 2):
+        assert _pass_results(cfg, root, walk=True, jobs=jobs) == listed
 
 
 def test_walking_pass_refuses_like_scan_tree(repo_copy):
@@ -500,3 +551,22 @@ def _feed(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view[: 1 << 15]):]
+
+
+def test_bundle_load_with_listed_names_is_the_plain_load(tmp_path):
+    """bundle.load(names=...) (the evidence pass passes the bundle directory's entries it just listed):
+    files not listed are absent without an open; every bundle of this repository, and a bundle missing
+    required files, load exactly as without the listing."""
+    dirs = sorted(p.parent for p in (ROOT / "agent-evals" / "skills" / "evidence").rglob("meta.json"))[:60]
+    broken = tmp_path / "b"
+    broken.mkdir()
+    (broken / "meta.json").write_text("{}")
+    (broken / "facts.json").mkdir()
+    for d in [*dirs, broken]:
+        plain = bundle.load(d)
+        listed = bundle.load(d, names=frozenset(os.listdir(d)))
+        assert (listed.meta, listed.calls, listed.events, listed.final_text, listed.claim_file, listed.usage,
+                listed.judgments, listed.facts, listed.present, listed.problems) == \
+               (plain.meta, plain.calls, plain.events, plain.final_text, plain.claim_file, plain.usage,
+                plain.judgments, plain.facts, plain.present, plain.problems)
+    assert bundle.load(broken, names=frozenset(os.listdir(broken))).problems  # still reported missing

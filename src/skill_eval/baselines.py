@@ -66,12 +66,11 @@ def rates(grades: list[Grade], dims: tuple[int | str, ...], arm: str = "skill-ag
         t = triples.get(parts)
         if t is None:
             t = triples[parts] = Triple(skill, agent, model)
-        per = out[t]
         for d, name in names:
             status = g.status_of(name)
             if status is None or status == "not_applicable":
                 continue
-            counts = per[d]
+            counts = out[t][d]  # (a triple none of whose runs has a counted dimension stays out, as before)
             counts[2] += 1
             if status == "not_judged":
                 continue

@@ -123,6 +123,9 @@ class Bundle:
     facts: dict[str, Any] | None = None
     present: frozenset[str] = frozenset()
     problems: list[Problem] = field(default_factory=list)
+    # The caller walked the whole bundle directory just before loading it and met no symlink (the
+    # evidence pass: fsio.scan_below): a nested read need not lstat its directories again.
+    linkfree: bool = False
 
     # -- guarded access -----------------------------------------------------------------
     def resolve(self, rel: str) -> Path:
@@ -130,7 +133,7 @@ class Bundle:
         return safe_path(self.root, rel)
 
     def read_bytes(self, rel: str) -> bytes:
-        data = _fast_read(self.root, rel, self.max_bytes)
+        data = _fast_read(self.root, rel, self.max_bytes, self.linkfree)
         if isinstance(data, bytes):
             return data
         if data is _MISSING:
@@ -164,7 +167,7 @@ class _Missing:
 _MISSING = _Missing()
 
 
-def _fast_read(root: Path, rel: str, max_bytes: int) -> bytes | _Missing | None:
+def _fast_read(root: Path, rel: str, max_bytes: int, linkfree: bool = False) -> bytes | _Missing | None:
     """The common case of `Bundle.read_bytes` in as few syscalls as possible, or None for the
     careful path (which then words every refusal exactly as before).
 
@@ -173,6 +176,8 @@ def _fast_read(root: Path, rel: str, max_bytes: int) -> bytes | _Missing | None:
     string ops, intermediate directories are lstat()ed (they must not be symlinks), and the file
     itself is opened with O_NOFOLLOW (a symlink fails the open, and the careful path explains it).
     Returns `_MISSING` when the file does not exist but every directory above it does.
+    `linkfree`: the bundle directory holds no symlink at all (walked just before): the directories
+    are not lstat()ed (a missing one fails the open as a missing file, worded as the careful path does).
     """
     base = os.fspath(root)
     if type(rel) is str and rel in _PLAIN_NAMES:  # a bundle file's own name (load reads these): nothing to check, no directory above it
@@ -182,7 +187,7 @@ def _fast_read(root: Path, rel: str, max_bytes: int) -> bytes | _Missing | None:
     parts = rel.split("/")
     if "" in parts or "." in parts or ".." in parts:
         return None
-    for i in range(1, len(parts)):
+    for i in range(1, 1 if linkfree else len(parts)):
         try:
             if not stat.S_ISDIR(os.lstat(f"{base}/{'/'.join(parts[:i])}").st_mode):
                 return None
@@ -308,9 +313,12 @@ def _check_call_numbers(calls: list[Call]) -> None:
         raise SkillEvalError(f"call numbers {numbers} are not 1..{len(numbers)}: a record was lost or invented")
 
 
-def load(root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Bundle:
-    """Load every file of the bundle at `root`. Never raises on bundle content."""
-    bundle = Bundle(root=root if isinstance(root, Path) else Path(root), max_bytes=max_bytes)
+def load(root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, linkfree: bool = False,
+         names: frozenset[str] | None = None) -> Bundle:
+    """Load every file of the bundle at `root`. Never raises on bundle content.
+    `linkfree`: the caller just walked `root` whole and met no symlink (Bundle.linkfree);
+    `names`: the names of root's entries it listed then (a file not among them is absent: no open)."""
+    bundle = Bundle(root=root if isinstance(root, Path) else Path(root), max_bytes=max_bytes, linkfree=linkfree)
     try:  # one lstat: what `is_symlink() or not is_dir()` answered, errors included (pathlib ignores these four)
         st = os.lstat(bundle.root)
         usable = not stat.S_ISLNK(st.st_mode) and stat.S_ISDIR(st.st_mode)
@@ -325,6 +333,8 @@ def load(root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Bundle:
     present = set()
 
     def text(name: str) -> str | None:
+        if names is not None and name not in names:
+            return None  # absent, as _fast_read's _MISSING says (optional judgments/facts, or a required file: reported below)
         fast = _fast_read(bundle.root, name, max_bytes)
         if fast is _MISSING:  # absent (optional judgments/facts, or a required file: reported below)
             return None

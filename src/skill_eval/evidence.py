@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from skill_eval import baselines, formats, fsio, gates, isolation, regrade, schemas, strict
 from skill_eval import bundle as bundle_mod
 from skill_eval.config import Config
-from skill_eval.errors import InputError, SkillEvalError, message_of
+from skill_eval.errors import SkillEvalError, message_of
 from skill_eval.graders import RECEIPT, ZERO_TOLERANCE_DEFAULT, Catalog, Grade, grade_bundle
 
 if TYPE_CHECKING:
@@ -102,11 +102,11 @@ def _early_pass(cfg: Config, slim: bool) -> regrade.Pass | None:
     rel = f"{cfg.evals_root}/{EVIDENCE}"
     try:
         top = fsio.repo_path(cfg.root, rel)
-    except InputError:
+        early = regrade.Pass(cfg, top, regrade.default_freshness(cfg), regrade.default_catalog(cfg), slim=slim,
+                             tree=(cfg.root, rel))
+        early.start()  # on failure it leaves nothing behind
+    except Exception:  # noqa: BLE001 - the usual path meets it again, in the usual order (selection's errors first)
         return None
-    early = regrade.Pass(cfg, top, regrade.default_freshness(cfg), regrade.default_catalog(cfg), slim=slim,
-                         tree=(cfg.root, rel))
-    early.start()
     return early
 
 

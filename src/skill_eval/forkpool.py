@@ -37,38 +37,50 @@ class Chunks:
         self._frozen = False
 
     def start(self) -> None:
-        """Fork the children (once)."""
+        """Fork the children (once; a pool that was closed never forks again). On failure (no pipe,
+        no fork) every child started so far is stopped and every descriptor closed, then it raises."""
         if self._tickets is not None:
             return
         import gc
         import pickle  # noqa: F401 - imported once here, so the children inherit it
 
-        tickets_r, tickets_w = os.pipe()
-        self._tickets = tickets_r
-        _fill(tickets_w, self._chunks)
-        gc.freeze()  # the collector would write to every inherited object's header: a copy-on-write copy of the heap per child
-        self._frozen = True
-        for _ in range(self._jobs):
-            out_r, out_w = os.pipe()
-            with contextlib.suppress(AttributeError, OSError):
-                import fcntl
+        self._tickets = -1  # from here on a failure leaves a closed pool
+        try:
+            tickets_r, tickets_w = os.pipe()
+            self._tickets = tickets_r
+            _fill(tickets_w, self._chunks)
+            gc.freeze()  # the collector would write to every inherited object's header: a copy-on-write copy of the heap per child
+            self._frozen = True
+            for _ in range(self._jobs):
+                out_r, out_w = os.pipe()
+                try:
+                    with contextlib.suppress(AttributeError, OSError):
+                        import fcntl
 
-                fcntl.fcntl(out_w, fcntl.F_SETPIPE_SZ, 1 << 20)  # a child never waits for the parent to read
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover - the child (coverage does not follow a fork)
-                os.close(out_r)
-                for fd in self._children:
-                    os.close(fd)
-                _child(tickets_r, out_w, self._compute)
-            os.close(out_w)
-            self._children[out_r] = pid
+                        fcntl.fcntl(out_w, fcntl.F_SETPIPE_SZ, 1 << 20)  # a child never waits for the parent to read
+                    pid = os.fork()
+                except BaseException:
+                    os.close(out_r)
+                    os.close(out_w)
+                    raise
+                if pid == 0:  # pragma: no cover - the child (coverage does not follow a fork)
+                    os.close(out_r)
+                    for fd in self._children:
+                        os.close(fd)
+                    _child(tickets_r, out_w, self._compute)
+                os.close(out_w)
+                self._children[out_r] = pid
+        except BaseException:
+            self.close()
+            raise
 
     def __iter__(self) -> Iterator[list[Any]]:
         import pickle
         import select
 
         self.start()
-        assert self._tickets is not None
+        if self._tickets is None or self._tickets < 0:
+            raise RuntimeError("forkpool: this pool was closed (a pool is consumed once)")
         children = self._children
         pending: dict[int, Any] = {}
         try:
@@ -104,10 +116,10 @@ class Chunks:
 
             gc.unfreeze()
             self._frozen = False
-        if self._tickets is not None:
+        if self._tickets is not None and self._tickets >= 0:
             with contextlib.suppress(OSError):
                 os.close(self._tickets)
-            self._tickets = -1  # started and closed: never forks again
+        self._tickets = -1  # closed (started or not): never forks again
         for fd, pid in self._children.items():
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGTERM)
@@ -122,9 +134,11 @@ def _fill(fd: int, chunks: int) -> None:
     """Write every chunk number into the ticket pipe, then close it (readers see EOF when all are taken)."""
     data = b"".join(c.to_bytes(4, "little") for c in range(chunks))  # < 64 KiB: callers keep chunks below 16,384
     view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-    os.close(fd)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 def _child(tickets: int, out: int, compute: Callable[[int], list[Any]]) -> None:  # pragma: no cover - a forked child

@@ -366,11 +366,20 @@ def repo_path(root: Path | str, path: Path | str) -> Path:
         except OSError:
             break
         if stat.S_ISLNK(st.st_mode):
-            target = cur.resolve()
-            if target != real_root and real_root not in target.parents:
-                raise InputError(f"is a symlink to {os.readlink(cur)}, outside the repository; refused",
-                                 source=cur, fix=_LINK_FIX)
+            _refuse_escaping(os.fspath(cur), real_root)
     return root.joinpath(*parts)
+
+
+def _refuse_escaping(link: str, real_root: Path) -> None:
+    """Raise the refusal for a symlink at `link` that leads outside `real_root` or cannot be resolved (a loop)."""
+    try:
+        target = Path(link).resolve()
+    except (RuntimeError, OSError):  # Python 3.11 raises RuntimeError for a symlink loop
+        raise InputError(f"is a symlink to {os.readlink(link)} that cannot be resolved (a symlink loop); refused",
+                         source=Path(link), fix=_LINK_FIX) from None
+    if target != real_root and real_root not in target.parents:
+        raise InputError(f"is a symlink to {os.readlink(link)}, outside the repository; refused",
+                         source=Path(link), fix=_LINK_FIX)
 
 
 def repo_tree(root: Path | str, path: Path | str) -> Path:
@@ -420,20 +429,35 @@ def scan_top(root: Path | str, path: Path | str, collect: str, depth: int) -> tu
     return top, found, below
 
 
-def scan_below(real_root: Path, directory: str, collect: str) -> list[str]:
+def scan_below(real_root: Path, directory: str, collect: str, links: list[str] | None = None,
+               names: set[str] | None = None) -> list[str]:
     """The rest of scan_tree's walk from one directory `scan_top` returned (`real_root`: the resolved
-    repository root): the entries named `collect` at any depth below it, unordered."""
+    repository root): the entries named `collect` at any depth below it, unordered. `links` (if
+    given) gets every symlink met (those staying inside the repository: the others are refused);
+    `names` the names of `directory`'s own entries."""
     found: list[str] = []
-    _walk_from([(directory, 0)], real_root, collect, found, None, None, ordered=False)
+    try:  # what scan_top saw may have changed since (the gate selects the suite in between): look again
+        st = os.lstat(directory)
+    except OSError:
+        return found  # gone, or unreadable: nothing listed, as the walk lists nothing of an unreadable directory
+    if stat.S_ISLNK(st.st_mode):  # now a symlink: refused if it leads outside, else not entered (as scan_tree)
+        _refuse_escaping(directory, real_root)
+        if links is not None:
+            links.append(directory)
+        return found
+    if stat.S_ISDIR(st.st_mode):
+        _walk_from([(directory, 0)], real_root, collect, found, None, None, ordered=False, links=links, names=names)
     return found
 
 
 def _walk_from(stack: list[tuple[str, int]], real_root: Path, collect: str | None, found: list[str],
-               below: list[str] | None, depth: int | None, *, ordered: bool) -> None:
+               below: list[str] | None, depth: int | None, *, ordered: bool, links: list[str] | None = None,
+               names: set[str] | None = None) -> None:
     """The walker of scan_tree / scan_top / scan_below: scandir each directory on `stack`, refuse an
     entry that is a symlink leading outside `real_root`, collect entries named `collect` (without
     entering symlinked directories, like Path.rglob), and enter subdirectories — or, below `depth`,
-    list them in `below` instead. `ordered`: entries sorted (scan_tree's preorder)."""
+    list them in `below` instead. `ordered`: entries sorted (scan_tree's preorder). `links`: every
+    symlink met; `names`: the names in the first directory."""
     while stack:
         here, level = stack.pop()
         try:
@@ -442,12 +466,13 @@ def _walk_from(stack: list[tuple[str, int]], real_root: Path, collect: str | Non
         except OSError:
             continue  # os.walk skipped unreadable directories too
         subdirs = []
+        if names is not None and level == 0:
+            names.update(e.name for e in entries)
         for entry in entries:
             if entry.is_symlink():
-                target = Path(entry.path).resolve()
-                if target != real_root and real_root not in target.parents:
-                    raise InputError(f"is a symlink to {os.readlink(entry.path)}, outside the repository; refused",
-                                     source=Path(entry.path), fix=_LINK_FIX)
+                _refuse_escaping(entry.path, real_root)
+                if links is not None:
+                    links.append(entry.path)
             elif entry.is_dir(follow_symlinks=False):
                 if depth is not None and level == depth and below is not None:
                     below.append(entry.path)

@@ -297,7 +297,7 @@ def _check_key(name: str, status: str, reasons: tuple[str, ...]) -> tuple[str, s
 _STATE: dict[str, Any] = {}
 
 
-def _one(meta_path: str) -> Result:
+def _one(meta_path: str, linkfree: bool = False, names: frozenset[str] | None = None) -> Result:
     root: Path = _STATE["root"]
     cfg: Config = _STATE["cfg"]
     from skill_eval import bundle as bundle_mod
@@ -305,7 +305,7 @@ def _one(meta_path: str) -> Result:
     where = os.path.dirname(meta_path)
     path = Path(where)
     parts = _rel_parts(str(root), where) or path.relative_to(root).parts
-    b = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes)
+    b = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes, linkfree=linkfree, names=names)
     meta = b.meta
     if meta is None:
         return Result(where, parts, False, None, None, None, [], None)
@@ -334,13 +334,16 @@ def _unit(unit: str) -> list[Result]:
     if not unit.endswith("/"):
         return [_one(unit)]
     from skill_eval import fsio
-    from skill_eval.errors import InputError
 
+    links: list[str] = []
+    names: set[str] = set()
+    here = unit[:-1]
     try:
-        metas = fsio.scan_below(_STATE["real_root"], unit[:-1], "meta.json")
-    except InputError:
+        metas = fsio.scan_below(_STATE["real_root"], here, "meta.json", links, names)
+    except Exception:  # noqa: BLE001 - a refusal (or anything else the walk met): Pass._refuse words it
         raise _Refused() from None
-    return [_one(m) for m in _path_order(metas)]
+    listed = frozenset(names)  # the bundle directory's own entries: its absent optional files need no open
+    return [_one(m, not links, listed if m == f"{here}/meta.json" else None) for m in _path_order(metas)]
 
 
 def _chunk(c: int) -> list[Result]:
@@ -393,21 +396,31 @@ class Pass:
         self._units: list[str] | None = None if listing is None and tree is not None else list(listing or ())
         self._refused = False
         self._pool: Any = None
-        self._started = self._owns_state = False
+        self._started = self._owns_state = self._failed = False
 
     def start(self) -> None:
-        """Walk the upper levels and (above POOL_MIN units) fork the workers; once."""
+        """Walk the upper levels and (above POOL_MIN units) fork the workers; once. A refusal met by
+        the walk is raised when the pass is iterated (where the gate always raised it: after suite
+        selection). If starting fails, nothing is left behind (no child, no module state) and the
+        pass cannot be iterated."""
         if self._started:
             return
         self._started = True
+        try:
+            self._start()
+        except BaseException:
+            self._failed = True
+            self.close()
+            raise
+
+    def _start(self) -> None:
         if self._units is None:
             from skill_eval import fsio
-            from skill_eval.errors import InputError
 
             assert self._tree is not None
             try:
                 _, found, below = fsio.scan_top(self._tree[0], self._tree[1], "meta.json", LAYOUT_DEPTH - 1)
-            except InputError:
+            except Exception:  # noqa: BLE001 - a refusal (or anything else the walk met): _refuse words it
                 self._refused, found, below = True, [], []
             self._units = _path_order([*found, *(d + "/" for d in below)])
         if not self._units:
@@ -434,6 +447,8 @@ class Pass:
 
     def __iter__(self) -> Iterator[Result]:
         self.start()
+        if self._failed:
+            raise RuntimeError("regrade: this pass could not start")
         try:
             if self._refused:
                 self._refuse()
@@ -445,6 +460,14 @@ class Pass:
                 yield from results
         except _Refused:
             self._refuse()
+        except Exception:
+            # the gate walked the whole tree before grading anything: a refusal anywhere in it still
+            # comes before an error met while grading (a broken catalog, a worker's failure)
+            if self._tree is not None:
+                from skill_eval import fsio
+
+                fsio.scan_tree(self._tree[0], self._tree[1], "meta.json")
+            raise
         finally:
             self.close()
 
@@ -459,10 +482,12 @@ class Pass:
     def _refuse(self) -> None:
         """The walk met an escaping symlink: scan_tree names the one it meets first, as the gate always did."""
         from skill_eval import fsio
+        from skill_eval.errors import InputError
 
         assert self._tree is not None
-        fsio.scan_tree(self._tree[0], self._tree[1], "meta.json")
-        raise RuntimeError("regrade: the evidence tree changed during the pass (a refused symlink is gone)")
+        top, _ = fsio.scan_tree(self._tree[0], self._tree[1], "meta.json")
+        raise InputError("changed while it was checked (a symlink refused a moment ago is gone)", source=top,
+                         fix="run the check again on a tree nothing writes to")
 
     def close(self) -> None:
         if self._pool is not None:

@@ -26,6 +26,7 @@ file swapped before the call (an unrecorded `cp`) is never "the fixture's pair".
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import stat
@@ -117,6 +118,7 @@ def subcommand(argv: tuple[str, ...]) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function of two strings; the same few paths recur in every bundle
 def norm(cwd: str, value: str) -> str:
     """A sandbox-relative normalized path for a value given relative to the call's cwd.
 
