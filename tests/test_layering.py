@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
                  "schemas", "output", "stats", "isolation", "memo", "forkpool")),
     (1, "content", ("config", "content", "skills", "generate", "inputs", "rerecord", "evals_json", "harbor", "claim",
                     "bundle", "judge", "pack", "selection", "freshness", "oracles", "registry")),
-    (2, "grading", ("graders.*", "gates", "baselines", "golden", "regrade", "evidence", "checks.*")),
+    (2, "grading", ("graders.*", "gates", "baselines", "golden", "slimgrade", "regrade", "evidence", "checks.*")),
     (2, "harness", ("shim", "adapters.*", "modelserver.*", "runner.*")),
     (3, "flows", ("scorecard.*", "release.*", "localmodel", "localrun", "localcorpus")),
     (4, "commands", ("commands.*",)),

@@ -459,7 +459,7 @@ def test_run_query_answers_kept_once_finished_grade_the_same(monkeypatch):
 def test_slim_meta_answers_as_the_dict_it_replaced():
     """SlimGrade.meta (a read-only view over the packed tuple) against the dict it used to build, for
     every golden and evidence bundle of this repository: every key, an unknown key, iteration, repr."""
-    from skill_eval import config, regrade
+    from skill_eval import config, regrade, slimgrade
     from skill_eval.graders import Catalog, grade_bundle
 
     cfg = config.load(ROOT)
@@ -467,7 +467,7 @@ def test_slim_meta_answers_as_the_dict_it_replaced():
     dirs = sorted(p.parent for d in ("golden", "evidence") for p in (ROOT / "agent-evals" / "skills" / d).rglob("meta.json"))
     for d in dirs:
         slim = regrade.SlimGrade(grade_bundle(d, catalog))
-        ref = dict(zip(regrade.SlimGrade._META_KEYS, regrade._meta_values(slim._meta), strict=True))
+        ref = dict(zip(regrade.SlimGrade._META_KEYS, slimgrade._meta_values(slim._meta), strict=True))
         meta = slim.meta
         assert dict(meta) == ref and meta == ref and repr(meta) == repr(ref) and len(meta) == len(ref)
         assert list(meta) == list(ref) and list(meta.items()) == list(ref.items())
