@@ -55,17 +55,12 @@ def rates(grades: list[Grade], dims: tuple[int | str, ...], arm: str = "skill-ag
     does not apply, which is not the same as "no counted run" (all unjudged)."""
     out: dict[Triple, dict[int | str, list[int]]] = defaultdict(lambda: {d: [0, 0, 0] for d in dims})
     names = [(d, str(d)) for d in dims]
-    triples: dict[tuple[Any, Any, Any], Triple] = {}  # one Triple per distinct (skill, agent, model): thousands of grades, a few triples
     for g in grades:
-        m = g.meta
-        if m.get("arm") != arm or g.kind != "behavioral":
+        if g.meta.get("arm") != arm:
             continue
-        skill, agent, model = parts = (m.get("skill"), m.get("agent"), m.get("model"))
-        if not skill or not agent or not model:
-            continue
-        t = triples.get(parts)
+        t = triple_of(g)
         if t is None:
-            t = triples[parts] = Triple(skill, agent, model)
+            continue
         for d, name in names:
             status = g.status_of(name)
             if status is None or status == "not_applicable":

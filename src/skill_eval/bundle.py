@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -314,7 +315,7 @@ def _check_call_numbers(calls: list[Call]) -> None:
 
 
 def load(root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, linkfree: bool = False,
-         names: frozenset[str] | None = None) -> Bundle:
+         names: Collection[str] | None = None) -> Bundle:
     """Load every file of the bundle at `root`. Never raises on bundle content.
     `linkfree`: the caller just walked `root` whole and met no symlink (Bundle.linkfree);
     `names`: the names of root's entries it listed then (a file not among them is absent: no open)."""

@@ -98,6 +98,15 @@ def _resolve(root: dict[str, Any], pointer: str) -> Any:
     return target
 
 
+def _supported(s: Any) -> None:
+    """Both compilers' first step: a (non-boolean) schema must be an object of known keywords."""
+    if not isinstance(s, dict):
+        raise Unsupported("schema is not an object")
+    unknown = set(s) - _KNOWN
+    if unknown:
+        raise Unsupported(f"keywords {sorted(unknown)}")
+
+
 class _Compiler:
     def __init__(self, root: dict[str, Any]):
         self.root = root
@@ -116,11 +125,7 @@ class _Compiler:
             return lambda v: True
         if s is False:
             return lambda v: False
-        if not isinstance(s, dict):
-            raise Unsupported("schema is not an object")
-        unknown = set(s) - _KNOWN
-        if unknown:
-            raise Unsupported(f"keywords {sorted(unknown)}")
+        _supported(s)
         checks: list[Check] = []
         if "type" in s:
             names = s["type"] if isinstance(s["type"], list) else [s["type"]]
@@ -383,11 +388,7 @@ class _Generator:
             return []
         if s is False:
             return ["return False"]
-        if not isinstance(s, dict):
-            raise Unsupported("schema is not an object")
-        unknown = set(s) - _KNOWN
-        if unknown:
-            raise Unsupported(f"keywords {sorted(unknown)}")
+        _supported(s)
         out: list[str] = []
         if "type" in s:
             names = s["type"] if isinstance(s["type"], list) else [s["type"]]

@@ -16,7 +16,7 @@ byte-identical to the serial pass. Messages for broken meta.json files are rebui
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,7 +96,7 @@ def remember_meta_paths(root: Path, paths: list[str]) -> None:
 _STATE: dict[str, Any] = {}
 
 
-def _one(meta_path: str, linkfree: bool = False, names: frozenset[str] | None = None) -> Result:
+def _one(meta_path: str, linkfree: bool = False, names: Collection[str] | None = None) -> Result:
     root: Path = _STATE["root"]
     cfg: Config = _STATE["cfg"]
     from skill_eval import bundle as bundle_mod
@@ -141,8 +141,8 @@ def _unit(unit: str) -> list[Result]:
         metas = fsio.scan_below(_STATE["real_root"], here, "meta.json", links, names)
     except Exception:  # noqa: BLE001 - a refusal (or anything else the walk met): Pass._refuse words it
         raise _Refused() from None
-    listed = frozenset(names)  # the bundle directory's own entries: its absent optional files need no open
-    return [_one(m, not links, listed if m == f"{here}/meta.json" else None) for m in _path_order(metas)]
+    # the bundle directory's own entries (names): its absent optional files need no open
+    return [_one(m, not links, names if m == f"{here}/meta.json" else None) for m in _path_order(metas)]
 
 
 def _chunk(c: int) -> list[Result]:
