@@ -570,3 +570,139 @@ def test_bundle_load_with_listed_names_is_the_plain_load(tmp_path):
                (plain.meta, plain.calls, plain.events, plain.final_text, plain.claim_file, plain.usage,
                 plain.judgments, plain.facts, plain.present, plain.problems)
     assert bundle.load(broken, names=frozenset(os.listdir(broken))).problems  # still reported missing
+
+
+# -- JSON Lines in one scan (strict._plain_lines) ------------------------------------------------
+_LINE_ATOMS = ['{"a":1}', '{"a":1,"a":2}', "[1,2]", '"x"', "1", "-0.5", "NaN", "1e999", '{"a":', "1}", ' {"b":2}',
+               '{"c":3} ', "", '{"d":"\\u00e9"}', '{"e":"\\ud800"}', "\ufeff{}", '{"f":' + "[" * 70 + "]" * 70 + "}",
+               "1" * 40, '{"g":\r1}', '{"h":1}\r', "true", "null", '{"i":[{"j":{}}]}', "[", "]", ",", '{"k":"a\\nb"}',
+               '{"l":"é"}', "{}", "[]", '{"x":[1', "2]}", '{"y":{"z":1}', '{"w":2}}']
+
+
+def _lines_outcome(fn, text: str) -> tuple[str, object]:
+    try:
+        return ("ok", fn(text, "f.jsonl"))
+    except SkillEvalError as exc:
+        return ("err", str(exc))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_jsonl_in_one_scan_answers_as_line_by_line(seed):
+    """loads_jsonl's one-scan path gives exactly what parsing line by line gives (values, or the
+    refusal in the same words), over texts built from valid and broken lines: split values, padding,
+    blank lines, BOMs, surrogates, long digit runs, deep nesting, duplicate keys, CRLF."""
+    import random
+
+    rng = random.Random(seed)
+    taken = 0
+    for _ in range(3000):
+        lines = [rng.choice(_LINE_ATOMS) for _ in range(rng.randint(0, 5))]
+        text = "\n".join(lines) + rng.choice(["", "\n", "\n\n", "\r\n"])
+        careful = _lines_outcome(strict._loads_lines, text)
+        assert _lines_outcome(strict.loads_jsonl, text) == careful, text
+        fast = strict._plain_lines(text)
+        if fast is not None:
+            taken += 1
+            assert ("ok", fast) == careful, text
+    assert taken > 100  # the one-scan path is really taken, not always declined
+
+
+@pytest.mark.parametrize("text", ['{"a":\n1}\n', '{"a":[1,\n2]}', '[1,\n2]\n{"b":1}\n', '{"x":[1\n2]}\n'])
+def test_jsonl_value_split_over_lines_is_refused(text):
+    """A value whose tokens straddle a newline is two broken lines, not one record (the one scan
+    would read it whole: it must decline and let the line-by-line path refuse it)."""
+    assert strict._plain_lines(text) is None
+    with pytest.raises(SkillEvalError, match="line 1"):
+        strict.loads_jsonl(text, "f.jsonl")
+
+
+# -- one check's memo: repo_path, content YAML, fixture digests, hot schemas ------------------------
+def test_repo_path_memo_keeps_only_whole_paths_and_every_refusal(tmp_path):
+    from skill_eval import memo
+    from skill_eval.errors import InputError
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "f").write_text("x")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    with memo.sharing():
+        assert fsio.repo_path(tmp_path, "a/f") == tmp_path / "a" / "f"
+        assert ("repo_path", str(tmp_path), "a/f") in memo.shared_memo()
+        # a missing component is not kept: created later as an escaping link, it is refused
+        assert fsio.repo_path(tmp_path, "b/f") == tmp_path / "b" / "f"
+        (tmp_path / "b").symlink_to(outside)
+        with pytest.raises(InputError, match="outside the repository"):
+            fsio.repo_path(tmp_path, "b/f")
+        with pytest.raises(InputError, match="outside the repository"):  # a refusal is never kept either
+            fsio.repo_path(tmp_path, "b/f")
+    assert memo.shared_memo() is None
+    with pytest.raises(InputError):
+        fsio.repo_path(tmp_path, "b/f")
+
+
+def test_content_yaml_read_once_per_check(monkeypatch):
+    """scenarios, the trigger corpus and the rubric are parsed once per check (the grading catalog
+    and the pack digests both read them); outside a check, every read parses."""
+    from skill_eval import config, content, memo
+
+    cfg = config.load(ROOT)
+    real = strict.load_yaml
+    seen: list[str] = []
+    monkeypatch.setattr(strict, "load_yaml", lambda p: (seen.append(Path(p).name), real(p))[1])
+    with memo.sharing():
+        a = content.load_scenarios(cfg)
+        b = content.load_scenarios(cfg, skills={s.skill for s in a})
+        content.load_rubric(cfg)
+        content.load_rubric(cfg)
+    assert [s.id for s in a] == [s.id for s in b]
+    assert seen.count("scenarios.yaml") == 1 and seen.count("rubric.yaml") == 1
+    content.load_rubric(cfg)
+    content.load_rubric(cfg)
+    assert seen.count("rubric.yaml") == 3
+
+
+def test_fixture_digest_looked_at_once_per_cache(tmp_path, monkeypatch):
+    from skill_eval.graders import artifacts
+
+    (tmp_path / "old.so").write_bytes(b"one")
+    calls: list[str] = []
+    real = os.lstat
+    monkeypatch.setattr(artifacts.os, "lstat", lambda p, *a, **k: (calls.append(str(p)), real(p, *a, **k))[1])
+    cache: dict = {}
+    first = artifacts.file_sha256(tmp_path, "old.so", cache)
+    assert first == artifacts.file_sha256(tmp_path, "old.so", cache) and len(calls) == 1  # one look per check
+    assert artifacts.file_sha256(tmp_path, "missing", cache) is None
+    assert artifacts.file_sha256(tmp_path, "missing", cache) is None and len(calls) == 2
+    (tmp_path / "old.so").write_bytes(b"two")  # without a cache (no check) every call looks again
+    assert artifacts.file_sha256(tmp_path, "old.so") != first and len(calls) == 3
+
+
+def test_make_hot_gives_the_generated_checks_their_answers(monkeypatch):
+    from skill_eval import schemas
+
+    monkeypatch.setattr(schemas, "_HOT", {})
+    monkeypatch.setattr(schemas, "_USES", {})
+    docs = [{"kind": "x"}, None, {}, *[bundle.load(d).meta for d in sorted(
+        p.parent for p in (ROOT / "agent-evals" / "skills" / "evidence").rglob("meta.json"))[:5]]]
+    before = [(schemas.is_valid_fast(d, "meta"), schemas.errors(d, "meta")) for d in docs]
+    monkeypatch.setattr(schemas, "_HOT", {})
+    schemas.make_hot(["meta", "call"])
+    assert set(schemas._HOT) == {"meta", "call"}
+    assert [(schemas.is_valid_fast(d, "meta"), schemas.errors(d, "meta")) for d in docs] == before
+
+
+def test_cli_parsers_import_no_shutil_and_keep_the_width():
+    """argparse's formatter imports shutil (and its compression modules) for the terminal width;
+    ours asks os directly: no command's start pays for it, and --help still wraps at COLUMNS."""
+    import subprocess
+    import sys
+
+    code = ("import sys, argparse; from skill_eval import cli; p = cli.build_parser('evidence'); "
+            "assert 'shutil' not in sys.modules, 'shutil imported'; "
+            "assert cli._terminal_columns() - 2 == argparse.HelpFormatter('x')._width, 'width'; "  # stdlib's, via shutil
+            "p.parse_args(['evidence', '--help'])")
+    for columns in ("50", "133", "junk"):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env={**os.environ, "COLUMNS": columns}, check=False)
+        assert out.returncode == 0, out.stderr
+        assert "--suite" in out.stdout

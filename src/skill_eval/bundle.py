@@ -43,6 +43,9 @@ FILE_CHECKS: dict[str, tuple[str, ...]] = {
     "judgments.json": ("4", "5"),
     "facts.json": ("oracle",),
 }
+# The schema of each file `load` validates (a .jsonl file: of each line).
+SCHEMAS = {"meta.json": "meta", "events.jsonl": "event", "calls.jsonl": "call", "claim.json": "claim_file",
+           "usage.json": "usage", "judgments.json": "judgments", "facts.json": "facts"}
 DEFAULT_MAX_BYTES = strict.MAX_FILE_BYTES  # one source for the 32 MiB default
 # The names `load` reads: plain one-part relative paths, which `_fast_read` opens without its checks
 # (they hold no "/", NUL or backslash and are not "", "." or "..").
@@ -63,6 +66,8 @@ class Problem:
 
 @dataclass(frozen=True)
 class StreamRef:
+    """A captured stdout/stderr stream of one call: where it lies in the bundle, its digest and size."""
+
     path: str
     sha256: str
     bytes: int
@@ -70,6 +75,8 @@ class StreamRef:
 
 @dataclass(frozen=True)
 class Output:
+    """One report output a call asked for (`-o FORMAT=PATH` or stdout), and the runner's snapshot of it."""
+
     option: str
     format: str | None
     requested: str
@@ -111,6 +118,8 @@ class Call:
 
 @dataclass
 class Bundle:
+    """One bundle directory, read strictly: each file parsed and validated once, problems listed, never raised."""
+
     root: Path
     max_bytes: int
     meta: dict[str, Any] | None = None
@@ -320,14 +329,17 @@ def load(root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, linkfree: bool = Fal
     `linkfree`: the caller just walked `root` whole and met no symlink (Bundle.linkfree);
     `names`: the names of root's entries it listed then (a file not among them is absent: no open)."""
     bundle = Bundle(root=root if isinstance(root, Path) else Path(root), max_bytes=max_bytes, linkfree=linkfree)
-    try:  # one lstat: what `is_symlink() or not is_dir()` answered, errors included (pathlib ignores these four)
-        st = os.lstat(bundle.root)
-        usable = not stat.S_ISLNK(st.st_mode) and stat.S_ISDIR(st.st_mode)
-    except OSError as exc:
-        if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
-            bundle.problems.append(Problem("meta.json", f"{root} cannot be read ({exc.strerror})"))
-            return bundle
-        usable = False
+    if linkfree or names is not None:
+        usable = True  # the caller's walk listed this very directory (a directory, not a link) a moment ago
+    else:
+        try:  # one lstat: what `is_symlink() or not is_dir()` answered, errors included (pathlib ignores these four)
+            st = os.lstat(bundle.root)
+            usable = not stat.S_ISLNK(st.st_mode) and stat.S_ISDIR(st.st_mode)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
+                bundle.problems.append(Problem("meta.json", f"{root} cannot be read ({exc.strerror})"))
+                return bundle
+            usable = False
     if not usable:
         bundle.problems.append(Problem("meta.json", f"{root} is not a bundle directory"))
         return bundle
@@ -367,30 +379,30 @@ def load(root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, linkfree: bool = Fal
             return None
         return value
 
-    bundle.meta = json_file("meta.json", "meta")
+    bundle.meta = json_file("meta.json", SCHEMAS["meta.json"])
     bundle.kind = bundle.meta["kind"] if bundle.meta else None
     kind = bundle.kind or "behavioral"
 
     events_text = text("events.jsonl")
     if events_text is not None:
         try:
-            bundle.events = tuple(_parse_jsonl(events_text, "events.jsonl", "event"))
+            bundle.events = tuple(_parse_jsonl(events_text, "events.jsonl", SCHEMAS["events.jsonl"]))
         except SkillEvalError as exc:
             bundle.problems.append(Problem("events.jsonl", _short(exc, "events.jsonl")))
     calls_text = text("calls.jsonl")
     if calls_text is not None:
         try:
-            calls = [_to_call(r) for r in _parse_jsonl(calls_text, "calls.jsonl", "call")]
+            calls = [_to_call(r) for r in _parse_jsonl(calls_text, "calls.jsonl", SCHEMAS["calls.jsonl"])]
             _check_call_numbers(calls)
             bundle.calls = tuple(sorted(calls, key=lambda c: c.call))
         except SkillEvalError as exc:
             bundle.problems.append(Problem("calls.jsonl", _short(exc, "calls.jsonl")))
     bundle.final_text = text("final.md")
     text("prompt.txt")
-    bundle.claim_file = json_file("claim.json", "claim_file")
-    bundle.usage = json_file("usage.json", "usage")
-    bundle.judgments = json_file("judgments.json", "judgments")
-    bundle.facts = json_file("facts.json", "facts")
+    bundle.claim_file = json_file("claim.json", SCHEMAS["claim.json"])
+    bundle.usage = json_file("usage.json", SCHEMAS["usage.json"])
+    bundle.judgments = json_file("judgments.json", SCHEMAS["judgments.json"])
+    bundle.facts = json_file("facts.json", SCHEMAS["facts.json"])
     bundle.present = frozenset(present)
     for name in REQUIRED.get(kind, ()):
         if name not in present:

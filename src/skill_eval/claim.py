@@ -27,6 +27,8 @@ _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 
 @dataclass(frozen=True)
 class Target:
+    """One target's line of a claim envelope: its state, its verdict and the calls cited as evidence."""
+
     name: str
     state: TargetState
     verdict: str | None
@@ -35,6 +37,8 @@ class Target:
 
 @dataclass(frozen=True)
 class Claim:
+    """The claim envelope the agent's final message carries, as parsed."""
+
     verdict: str | None
     confident: bool
     kind: str | None
@@ -55,6 +59,8 @@ class Claim:
 
 @dataclass(frozen=True)
 class ClaimResult:
+    """What extracting the claim from a final message found: a status, the claim (if any) and why."""
+
     status: ClaimStatus
     claim: Claim | None
     reason: str

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import argparse
     from pathlib import Path
     from types import ModuleType
-    from typing import IO, NoReturn
+    from typing import IO, Any, NoReturn
 
 
 class CommandInfo:
@@ -91,12 +91,39 @@ def available_commands() -> dict[str, str]:
     return {name: info.summary for name, info in COMMANDS.items()}
 
 
+def _terminal_columns() -> int:
+    """shutil.get_terminal_size().columns without importing shutil (with its compression modules,
+    ~2 ms of every command's start: argparse's formatter asks it on every add_argument)."""
+    import os
+
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
 def _parser_class() -> type[argparse.ArgumentParser]:
     import argparse
+
+    class Formatter(argparse.HelpFormatter):
+        def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                     width: int | None = None) -> None:
+            super().__init__(prog, indent_increment, max_help_position,
+                             _terminal_columns() - 2 if width is None else width)
 
     class Parser(argparse.ArgumentParser):
         """argparse whose usage errors are SkillEvalErrors, so they render through main's one
         handler (one line, or JSON under --json) instead of printing usage and exiting."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("formatter_class", Formatter)
+            super().__init__(*args, **kwargs)
 
         def error(self, message: str) -> NoReturn:
             command = self.prog.removeprefix("skill-eval").strip() or None

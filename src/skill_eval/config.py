@@ -36,6 +36,8 @@ SPECIAL_OUTCOMES = frozenset({"green", "not_comparable", "tool_error", "usage_er
 
 @dataclass(frozen=True)
 class InvocationClass:
+    """A named shape of subject invocation (evals.invocation_classes): its command and the flags it needs."""
+
     name: str
     command: str
     require_all: tuple[str, ...] = ()
@@ -46,6 +48,8 @@ class InvocationClass:
 
 @dataclass(frozen=True)
 class SubjectProfile:
+    """What skill-eval knows of the subject CLI: its verdicts, exit codes, evidence commands and flags."""
+
     name: str
     verdicts: tuple[str, ...]
     green: frozenset[str]
@@ -104,6 +108,8 @@ class Mode:
 
 @dataclass(frozen=True)
 class AgentDefaults:
+    """The agent a run uses unless told otherwise: adapter, model, turn and time limits."""
+
     adapter: str = "claude-code"
     model: str | None = None
     max_turns: int = 40
@@ -115,6 +121,8 @@ class AgentDefaults:
 
 @dataclass(frozen=True)
 class Thresholds:
+    """The pass marks of the gates (trigger precision, recall, negative accuracy and score, and more)."""
+
     trigger_min_precision: float = 0.8
     trigger_min_recall: float = 0.8
     trigger_min_negative_accuracy: float = 0.8
@@ -144,6 +152,8 @@ class Price:
 
 @dataclass(frozen=True)
 class Config:
+    """skill-eval.toml, loaded and checked: every path and setting the commands read."""
+
     root: Path
     source: Path  # the file the config came from
     skills_source: str

@@ -33,6 +33,8 @@ UNCERTAINTY_KINDS = ("not_comparable", "evidence_too_shallow", "matrix_target_un
 
 @dataclass(frozen=True)
 class TruthCase:
+    """One fixture's ground truth (golden truth record): the pair compared and the expected outcome."""
+
     id: str
     record: dict[str, Any]
 
@@ -59,6 +61,8 @@ class TruthCase:
 
 @dataclass(frozen=True)
 class Scenario:
+    """One behavioural scenario of scenarios.yaml: its skill, prompt, fixture and what a good run shows."""
+
     id: str
     skill: str
     category: str
@@ -104,6 +108,8 @@ class Scenario:
 
 @dataclass(frozen=True)
 class TriggerPrompt:
+    """One prompt of the trigger corpus and the skill that should activate on it (None: none should)."""
+
     id: str
     prompt: str
     expected_skill: str | None
@@ -111,6 +117,8 @@ class TriggerPrompt:
 
 @dataclass(frozen=True)
 class Dimension:
+    """One rubric dimension: its id, name, grader and gate."""
+
     id: int
     name: str
     grader: str
@@ -122,6 +130,8 @@ class Dimension:
 
 @dataclass(frozen=True)
 class Rubric:
+    """The rubric (rubric.yaml): its version and its dimensions."""
+
     version: str
     dimensions: tuple[Dimension, ...]
 
@@ -144,6 +154,13 @@ def present(cfg: Config, name: str) -> bool:
     A symlink or other non-regular entry counts as present, so its reader refuses it loudly."""
     path = cfg.evals_dir / name
     return path.exists() or path.is_symlink()
+
+
+def _validated_yaml(cfg: Config, path: Path, schema: str) -> Any:
+    """A content YAML file parsed and validated, once per check (`_shared`): scenarios, the trigger corpus
+    and the rubric are each read by the grading catalog and again by the pack digests selection needs.
+    Read-only for every caller (the builders copy what they keep into typed records)."""
+    return _shared(cfg, ("yaml", str(path), schema), lambda: schemas.validate(strict.load_yaml(path), schema, path))
 
 
 def _load_any(path: Path) -> Any:
@@ -228,7 +245,7 @@ def load_golden_scenarios(cfg: Config, truth: dict[str, TruthCase]) -> list[Scen
 def _build_scenarios(cfg: Config, path: Path, truth: dict[str, TruthCase], *, skills: set[str] | None = None,
                      id_prefix: str | None = None, problems: list[SkillEvalError] | None = None) -> list[Scenario]:
     """The one scenario builder: schema, then every cross-check and registry rule, then typed records."""
-    raw = schemas.validate(strict.load_yaml(path), "scenarios", path)
+    raw = _validated_yaml(cfg, path, "scenarios")
     found: list[SkillEvalError] = []
     seen: set[str] = set()
     out = []
@@ -308,7 +325,7 @@ def load_trigger_corpus(cfg: Config, *, skills: set[str] | None = None) -> list[
 
 def _load_trigger_corpus(cfg: Config, skills: set[str] | None) -> list[TriggerPrompt]:
     path = evals_path(cfg, TRIGGER_CORPUS)
-    raw = schemas.validate(strict.load_yaml(path), "trigger_corpus", path)
+    raw = _validated_yaml(cfg, path, "trigger_corpus")
     seen: set[str] = set()
     out = []
     for rec in raw["prompts"]:
@@ -328,7 +345,7 @@ def _load_trigger_corpus(cfg: Config, skills: set[str] | None) -> list[TriggerPr
 
 def load_rubric(cfg: Config) -> Rubric:
     path = evals_path(cfg, RUBRIC)
-    raw = schemas.validate(strict.load_yaml(path), "rubric", path)
+    raw = _validated_yaml(cfg, path, "rubric")
     dims = tuple(sorted((Dimension(**d) for d in raw["dimensions"]), key=lambda d: d.id))
     if [d.id for d in dims] != [1, 2, 3, 4, 5, 6]:
         raise ConfigError("must be exactly 1..6, once each", source=path, field="dimensions",

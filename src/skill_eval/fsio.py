@@ -26,11 +26,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
 import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from skill_eval import memo as memo_mod
 from skill_eval.errors import InputError
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -288,10 +288,10 @@ def replace_dir(root: Path | str, path: Path | str, files: Mapping[str, bytes | 
                     raise
                 os.fsync(parent)
                 if old is not None:
-                    shutil.rmtree(old, dir_fd=parent)
+                    _rmtree(old, parent)
             finally:
                 with contextlib.suppress(OSError):
-                    shutil.rmtree(tmp, dir_fd=parent)
+                    _rmtree(tmp, parent)
     except InputError:
         raise
     except OSError as exc:
@@ -300,6 +300,14 @@ def replace_dir(root: Path | str, path: Path | str, files: Mapping[str, bytes | 
 
 
 write_tree = replace_dir
+
+
+def _rmtree(name: str, dir_fd: int) -> None:
+    """shutil.rmtree(name, dir_fd=dir_fd), importing shutil only here (~2 ms with its compression
+    modules, which no reading check needs)."""
+    import shutil
+
+    shutil.rmtree(name, dir_fd=dir_fd)
 
 
 def remove_tree(root: Path | str, path: Path | str) -> bool:
@@ -321,7 +329,7 @@ def remove_tree(root: Path | str, path: Path | str) -> bool:
         if stat.S_ISLNK(st.st_mode):
             raise _refuse_link(root, parts)
         if stat.S_ISDIR(st.st_mode):
-            shutil.rmtree(parts[-1], dir_fd=parent)
+            _rmtree(parts[-1], parent)
         else:
             os.unlink(parts[-1], dir_fd=parent)
         os.fsync(parent)
@@ -354,20 +362,33 @@ def repo_path(root: Path | str, path: Path | str) -> Path:
     compare with the resolved root), so a symlinked configured root (`skills-src -> /elsewhere`)
     and a symlinked folder deep inside one (`skills-src/shared/x -> /elsewhere`) are both named.
     Missing components end the walk: the reader reports the missing file itself.
+
+    Inside one check (`memo.sharing()`, during which nothing on disk changes) a path whose every
+    component exists is checked once: `pr` asks for the same ~50 paths ~160 times.
     """
+    shared = memo_mod.shared_memo()
+    key = ("repo_path", os.fspath(root), os.fspath(path))
+    if shared is not None and key in shared:
+        hit: Path = shared[key]
+        return hit
     root = Path(root)
     parts = rel_parts(root, path)
     real_root = root.resolve()
     cur = root
+    whole = True
     for part in parts:
         cur = cur / part
         try:
             st = os.lstat(cur)
         except OSError:
+            whole = False  # a missing component: asked again next time (it may be created in between)
             break
         if stat.S_ISLNK(st.st_mode):
             _refuse_escaping(os.fspath(cur), real_root)
-    return root.joinpath(*parts)
+    out = root.joinpath(*parts)
+    if shared is not None and whole:
+        shared[key] = out
+    return out
 
 
 def _refuse_escaping(link: str, real_root: Path) -> None:
@@ -446,8 +467,36 @@ def scan_below(real_root: Path, directory: str, collect: str, links: list[str] |
             links.append(directory)
         return found
     if stat.S_ISDIR(st.st_mode):
-        _walk_from([(directory, 0)], real_root, collect, found, None, None, ordered=False, links=links, names=names)
+        _walk_below(directory, real_root, collect, found, links, names)
     return found
+
+
+def _walk_below(top: str, real_root: Path, collect: str, found: list[str], links: list[str] | None,
+                names: set[str] | None) -> None:
+    """`_walk_from` without depth, order or listing of what lies below (scan_below's case, once per
+    bundle directory on every core: ~30 % fewer steps per entry). Visits the same entries and
+    refuses the same links."""
+    stack = [top]
+    first = names
+    while stack:
+        here = stack.pop()
+        try:
+            it = os.scandir(here)
+        except OSError:
+            continue  # os.walk skipped unreadable directories too
+        with it:
+            for entry in it:
+                if first is not None:
+                    first.add(entry.name)
+                if entry.is_symlink():
+                    _refuse_escaping(entry.path, real_root)
+                    if links is not None:
+                        links.append(entry.path)
+                elif entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                if entry.name == collect:
+                    found.append(entry.path)
+        first = None
 
 
 def _walk_from(stack: list[tuple[str, int]], real_root: Path, collect: str | None, found: list[str],

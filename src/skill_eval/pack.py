@@ -41,6 +41,8 @@ LAUNCH_CONFIG = "skill-eval.toml#agent,subject"
 
 @dataclass(frozen=True)
 class Entry:
+    """One digest of the evaluation pack: its key, value, the skills it affects and the inputs hashed."""
+
     key: str
     digest: str
     affects: tuple[str, ...]

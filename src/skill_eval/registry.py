@@ -32,6 +32,8 @@ ROLE_OF = {"decoys": "decoy", "provenance": "provenance"}  # [evals.modes.*].req
 
 @dataclass(frozen=True)
 class SeedFile:
+    """One seeded file of a fixture (a decoy or a provenance marker) and its digest."""
+
     path: str
     sha256: str
     role: str  # decoy | provenance

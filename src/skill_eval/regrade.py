@@ -237,10 +237,13 @@ class Pass:
                       grade=self._grade, slim=self._slim, defer=parallel,
                       real_root=Path(self._tree[0]).resolve() if self._tree is not None else None)
         if parallel:
-            from skill_eval import forkpool
+            from skill_eval import bundle as bundle_mod
+            from skill_eval import forkpool, schemas
 
             if self._grade:
                 self.catalog()  # build shared state before forking, so workers inherit it instead of rebuilding it
+            # the schemas of the files every bundle has: generated here once, not in each worker after 300 uses
+            schemas.make_hot(bundle_mod.SCHEMAS[f] for f in bundle_mod.REQUIRED["behavioral"] if f in bundle_mod.SCHEMAS)
             self._pool = forkpool.Chunks(-(-n // size), _chunk, jobs, received=self._checked)
             self._pool.start()
 

@@ -32,6 +32,8 @@ MAX_DAYS = 30
 
 @dataclass(frozen=True)
 class Entry:
+    """One entry of evidence-rerecord.yaml: a stale digest being re-recorded, why, and until when."""
+
     key: str
     digest: str
     reason: str

@@ -23,6 +23,8 @@ SUITES = ("risk", "full")
 
 @dataclass(frozen=True)
 class Suite:
+    """A selected suite: the skills affected, the digests that moved and the scenarios and prompts to run."""
+
     name: str
     skills: tuple[str, ...]  # affected skills
     moved: tuple[str, ...]  # moved digest keys (empty when no base was given)
@@ -33,6 +35,8 @@ class Suite:
 
 @dataclass(frozen=True, order=True)
 class ExpectedBundle:
+    """One bundle a suite expects: kind, skill, arm, item and repeat k."""
+
     kind: str  # behavioral | trigger
     skill: str  # the scenario's skill, or "trigger"
     arm: str

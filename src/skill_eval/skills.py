@@ -38,6 +38,8 @@ _FRONTMATTER_RE = re.compile(r"\A---[ \t]*\n(.*?)^---[ \t]*(?:\n|\Z)", re.S | re
 
 @dataclass(frozen=True)
 class Link:
+    """One relative link in a skill file, as written and as resolved in the repository."""
+
     file: str  # skill-relative (or fragment-relative) path of the file holding the link
     target: str  # as written (percent-decoded), without #fragment
     resolved: str  # repository-relative, normalized
@@ -45,6 +47,8 @@ class Link:
 
 @dataclass
 class Skill:
+    """One skill folder: its name, directory, files and SKILL.md frontmatter."""
+
     name: str
     dir: str  # repository-relative
     files: list[TreeEntry]

@@ -266,6 +266,46 @@ def _shallow(value: Any) -> bool:
 def loads_jsonl(text: str, source: object) -> list[Any]:
     """Parse JSON Lines: one strict JSON value per line. A blank line (anywhere but after the
     final newline) is refused — a writer never produces one, so it marks an edit."""
+    fast = _plain_lines(text)
+    if fast is not None:
+        return fast
+    return _loads_lines(text, source)
+
+
+def _plain_lines(text: str) -> list[Any] | None:
+    """The common case of loads_jsonl, or None for the line-by-line path (which then words every refusal
+    exactly as before). What loads_json checks per document is asked once of the whole text (a BOM, a
+    lone surrogate, a long digit run: any of them anywhere sends every line the careful way), and each
+    line is scanned in place by the C scanner. A line must be exactly one value, starting at its first
+    character and ending at its newline (not before, not after); anything else (blank, padded, deep, duplicate keys, NaN, ...)
+    is left to the careful path."""
+    if type(text) is not str or "\ufeff" in text or ("\\u" in text and _SURROGATE_ESCAPE.search(text)):
+        return None
+    data = _utf8(text)
+    if data is None or _long_digit_run(data):
+        return None
+    scan = _DECODERS[0].scan_once  # type: ignore[attr-defined]  # set in JSONDecoder.__init__
+    out: list[Any] = []
+    pos, size = 0, len(text)
+    try:
+        while pos < size:
+            if text[pos] in " \t\n\r":
+                return None
+            value, end = scan(text, pos)
+            # one line, one value: nothing after it but the newline, and no newline inside it (JSON strings
+            # hold none raw: one there is whitespace between tokens, which split the value over lines)
+            if (end != size and text[end] != "\n") or text.find("\n", pos, end) != -1:
+                return None
+            if text.count("{", pos, end) + text.count("[", pos, end) >= MAX_DEPTH:
+                return None
+            out.append(value)
+            pos = end + 1
+    except Exception:  # noqa: BLE001 - any refusal (or StopIteration): the careful path words it
+        return None
+    return out
+
+
+def _loads_lines(text: str, source: object) -> list[Any]:
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()

@@ -55,6 +55,8 @@ def is_sub_check(name: str) -> bool:
 
 @dataclass
 class Check:
+    """One graded check of a bundle: pass, fail or not_applicable, with the reasons."""
+
     name: str
     status: CheckStatus
     reasons: list[str] = field(default_factory=list)
@@ -74,6 +76,8 @@ class Check:
 
 @dataclass
 class Grade:
+    """Every check of one bundle, with the meta it was graded under and its zero-tolerance checks."""
+
     bundle: str
     kind: str | None
     item: str | None

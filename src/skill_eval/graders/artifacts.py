@@ -353,11 +353,22 @@ _JOINED: dict[tuple[Path, str], str] = {}  # (fixture dir, rel) -> str(fixture_d
 def file_sha256(fixture_dir: Path | None, rel: str | None, cache: dict[Any, str | None] | None = None) -> str | None:
     """sha256 of a fixture file, or None when it is not a plain file inside the fixture.
 
-    `cache` (the Catalog's, one per grading pass): digests by path and the file's identity
-    (inode, size, mtime), so the same fixture file is not re-read and re-hashed per bundle."""
+    `cache` (the Catalog's, one per check): digests by path and the file's identity (inode, size,
+    mtime), so the same fixture file is not re-read and re-hashed per bundle; and each answer by
+    the pair itself, so the fixture (host content, which nothing writes during a check) is looked
+    at once per check, not once per bundle (4 lstat()s of every bundle of the evidence pass)."""
     if fixture_dir is None or not rel:
         return None
     joined = (fixture_dir, rel)
+    if cache is not None and joined in cache:
+        return cache[joined]
+    answer = _file_sha256(fixture_dir, rel, joined, cache)
+    if cache is not None and len(cache) < 8192:  # bounded: input paths come from bundle content
+        cache[joined] = answer
+    return answer
+
+
+def _file_sha256(fixture_dir: Path, rel: str, joined: tuple[Path, str], cache: dict[Any, str | None] | None) -> str | None:
     where = _JOINED.get(joined) if cache is not None else None
     if where is None:
         where = str(fixture_dir / rel)  # pathlib's joining and normalising, once per distinct path

@@ -36,6 +36,8 @@ class Pair:
 
 @dataclass(frozen=True)
 class Context:
+    """What grading a bundle needs besides the bundle: the subject, rubric, scenario, truth and fixture."""
+
     subject: SubjectProfile
     rubric: Rubric | None = None
     scenario: Scenario | None = None
@@ -49,6 +51,8 @@ class Context:
 
 @dataclass
 class Run:
+    """One bundle prepared for the rules: its calls' artifacts, its claim and the fixture pair."""
+
     bundle: Bundle
     ctx: Context
     artifacts: dict[int, Artifact] = field(default_factory=dict)
