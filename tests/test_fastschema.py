@@ -218,3 +218,14 @@ def test_invalid_instance_messages_come_from_jsonschema():
     with pytest.raises(Exception, match=r"u\.json: \(top level\): Additional properties are not allowed") as err:
         schemas.validate({"schema_version": "x"}, "usage", "u.json")
     assert err.value.field == "(top level)" and err.value.fix == "see schemas/usage.schema.json"
+
+
+@pytest.mark.parametrize(("text", "atom"), [
+    ("(a or b)", True), ("_s1(v)", True), ("_scalar_equal(v, _k1)", True), ("any(_scalar_equal(v, o) for o in _k2)", True),
+    ("(type(v) is str and v in _k3)", True), ("(a) or (b)", False), ("_s1(v) and _s2(v)", False), ("x", False),
+    ("not (a)", False), ("(a)(b)", False), ("_s1(v) or (b)", False), ("", False),
+])
+def test_only_one_operand_is_inlined_under_not(text, atom):
+    """The generator inlines a one-test body `if not X: return False` as `(X)` only when X is one
+    operand; anything else is negated whole, `(not (...))`, which is always right."""
+    assert fastschema._atom(text) is atom

@@ -319,6 +319,23 @@ def generate(schema: dict[str, Any]) -> Check | None:
         return None
 
 
+def _atom(text: str) -> bool:
+    """Is `text` one operand: a parenthesised expression or a call (`name(...)`) whose first
+    bracket closes at its very end? (Then `not text` negates all of it.) Strings in the generator's
+    lines are constants' names, never literals, so brackets can be counted."""
+    head = text[:text.index("(")] if "(" in text else None
+    if head is None or not (head == "" or head.isidentifier()) or not text.endswith(")"):
+        return False
+    depth = 0
+    for i in range(len(head), len(text)):
+        depth += text[i] == "("
+        depth -= text[i] == ")"
+        if depth == 0:
+            return i == len(text) - 1
+    return False
+
+
+_CALL_ONLY = re.compile(r"if not _[rs]\d+\(v\): return False")  # a body that only calls another check
 _TYPE_TESTS = {
     "object": "type(v) is dict", "array": "type(v) is list", "string": "type(v) is str", "boolean": "type(v) is bool",
     "null": "v is None", "number": "(type(v) is int or type(v) is float)",
@@ -369,14 +386,32 @@ class _Generator:
         return self.refs[pointer]
 
     def compile(self, s: Any) -> str:
-        """The name of a function checking `s`; one function per distinct body (most leaves repeat)."""
+        """The name of a function checking `s`; one function per distinct body (most leaves repeat).
+        A body that only calls another function (a bare $ref) is that function: no wrapper."""
         body = self.body(s)
+        if len(body) == 1 and _CALL_ONLY.fullmatch(body[0]):
+            return body[0][len("if not "):-len("(v): return False")]
         key = "\n".join(body)
         name = self.bodies.get(key)
         if name is None:
             name = self.bodies[key] = f"_s{len(self.bodies)}"
             self.define(name, body)
         return name
+
+    def test(self, s: Any) -> str:
+        """An expression in `v` answering what calling compile(s)'s function on v answers (same checks,
+        same order, same Undecided): a one-test body inlined, anything else a call."""
+        body = self.body(s)
+        if not body:
+            return "True"
+        if body == ["return False"]:
+            return "False"
+        if len(body) == 1 and body[0].startswith("if ") and body[0].endswith(": return False"):
+            cond = body[0][len("if "):-len(": return False")]
+            if cond.startswith("not ") and _atom(cond[len("not "):]):
+                return f"({cond[len('not '):]})"
+            return f"(not ({cond}))"
+        return f"{self.compile(s)}(v)"
 
     def define(self, name: str, body: list[str]) -> None:
         self.lines.append(f"def {name}(v):")
@@ -463,6 +498,11 @@ class _Generator:
         extra_fn = None if extra is True or extra is False else self.compile(extra)
         if not (props or patterns or extra is not True):
             return out
+        if len(props) == 1 and not patterns and extra is True:  # one known key: looked up, not looped for
+            (key, check), = props.items()
+            k = self.value(key, ("key", key))
+            out.append(f"if type(v) is dict and {k} in v and not {check}(v[{k}]): return False")
+            return out
         table = f"_t{len(self.tables)}"
         self.tables.append((table, props))
         out += ["if type(v) is dict:", "    for k, x in v.items():", f"        p = {table}.get(k)"]
@@ -487,18 +527,18 @@ class _Generator:
     def _logic(self, s: dict[str, Any]) -> list[str]:
         out = []
         if "allOf" in s:
-            subs = [self.compile(x) for x in s["allOf"]]
+            subs = [self.test(x) for x in s["allOf"]]
             if subs:
-                out.append(f"if not ({' and '.join(f'{f}(v)' for f in subs)}): return False")
+                out.append(f"if not ({' and '.join(subs)}): return False")
         if "anyOf" in s:
-            subs = [self.compile(x) for x in s["anyOf"]]
-            out.append(f"if not ({' or '.join(f'{f}(v)' for f in subs) or 'False'}): return False")
+            subs = [self.test(x) for x in s["anyOf"]]
+            out.append(f"if not ({' or '.join(subs) or 'False'}): return False")
         if "oneOf" in s:
-            subs = [self.compile(x) for x in s["oneOf"]]  # every branch evaluated, as sum() over them did
-            out.append(f"if ({' + '.join(f'(1 if {f}(v) else 0)' for f in subs) or '0'}) != 1: return False")
+            subs = [self.test(x) for x in s["oneOf"]]  # every branch evaluated, as sum() over them did
+            out.append(f"if ({' + '.join(f'(1 if {t} else 0)' for t in subs) or '0'}) != 1: return False")
         if "not" in s:
-            out.append(f"if {self.compile(s['not'])}(v): return False")
+            out.append(f"if {self.test(s['not'])}: return False")
         if "if" in s:
-            cond, then, other = self.compile(s["if"]), self.compile(s.get("then", True)), self.compile(s.get("else", True))
-            out.append(f"if not ({then}(v) if {cond}(v) else {other}(v)): return False")
+            cond, then, other = self.test(s["if"]), self.test(s.get("then", True)), self.test(s.get("else", True))
+            out.append(f"if not ({then} if {cond} else {other}): return False")
         return out
