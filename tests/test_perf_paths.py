@@ -706,3 +706,51 @@ def test_cli_parsers_import_no_shutil_and_keep_the_width():
                              env={**os.environ, "COLUMNS": columns}, check=False)
         assert out.returncode == 0, out.stderr
         assert "--suite" in out.stdout
+
+
+def test_slim_grades_cross_the_pool_unchanged_and_shared():
+    """A SlimGrade pickled by a worker comes back with the same values, its meta summary and status
+    pattern shared with those already seen (found whole), or rebuilt when new (a fresh process)."""
+    import pickle
+
+    from skill_eval import config, regrade, slimgrade
+
+    cfg = config.load(ROOT)
+    top = fsio.repo_path(cfg.root, f"{cfg.evals_root}/evidence")
+    grades = [r.grade for r in regrade.Pass(cfg, top, regrade.default_freshness(cfg), regrade.default_catalog(cfg),
+                                            jobs=1, slim=True, tree=(cfg.root, f"{cfg.evals_root}/evidence"))
+              if r.grade is not None]
+    assert grades and all(isinstance(g, slimgrade.SlimGrade) for g in grades)
+
+    def values(g):
+        return (g.bundle, g.kind, g.item, g._meta, g._checks, g.zero_tolerance, g.failures(), dict(g.meta))
+
+    data = pickle.dumps(grades)
+    for seen in (True, False):
+        if not seen:  # as in a process that met none of them before: every tuple rebuilt
+            saved = dict(slimgrade._INTERNED)
+            slimgrade._INTERNED.clear()
+        try:
+            back = pickle.loads(data)
+        finally:
+            if not seen:
+                slimgrade._INTERNED.update(saved)
+        assert [values(b) for b in back] == [values(g) for g in grades]
+        if seen:
+            assert all(b._meta[0] is g._meta[0] for b, g in zip(back, grades, strict=True))
+            assert all(b._checks is g._checks for b, g in zip(back, grades, strict=True)
+                       if not any(reasons for _, _, reasons in g._checks))
+
+
+def test_slim_grade_with_an_unhashable_meta_value_crosses_the_pool():
+    import pickle
+    from types import SimpleNamespace
+
+    from skill_eval import slimgrade
+
+    check = SimpleNamespace(status="fail", reasons=["why"])
+    grade = SimpleNamespace(bundle="b", kind="behavioral", item="x", zero_tolerance=(2,), checks={"2": check},
+                            meta={"arm": "skill-agent", "scripted": {"not": "hashable"}, "k": 0, "run_id": "r"})
+    slim = slimgrade.SlimGrade(grade)
+    back = pickle.loads(pickle.dumps(slim))
+    assert dict(back.meta) == dict(slim.meta) and back.failures() == [2]

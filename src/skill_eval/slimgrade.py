@@ -47,8 +47,15 @@ class SlimGrade:
         self._prefix = None
         self.zero_tolerance = _INTERNED.setdefault(zero, zero)
         self.kind, self.item = _intern(kind), _intern(item)
-        self._meta = _share_meta(tuple(_intern(v) for v in meta))
-        self._checks = _share(tuple(_check_key(*c) for c in checks))
+        # most bundles repeat a meta summary and a status pattern already seen: found whole, not rebuilt
+        try:
+            common = _INTERNED.get(("meta", meta[:_K_AT] + meta[_K_AT + 2:]))
+        except TypeError:  # an unhashable value (not in any schema-valid meta): rebuilt below, as before
+            common = None
+        self._meta = ((common, _intern(meta[_K_AT]), _intern(meta[_K_AT + 1])) if common is not None
+                      else _share_meta(tuple(_intern(v) for v in meta)))
+        shared = _INTERNED.get(("checks", checks))
+        self._checks = shared if shared is not None else _share(tuple(_check_key(*c) for c in checks))
 
     def full(self) -> Any:
         from skill_eval.graders import Check, Grade
