@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from skill_eval import bundle, fsio, strict
+from skill_eval import bundle, fastschema, fsio, strict
 from skill_eval.commands import local_paths
 from skill_eval.errors import SkillEvalError
 from skill_eval.runner.normalize import check_evidence
@@ -754,3 +754,53 @@ def test_slim_grade_with_an_unhashable_meta_value_crosses_the_pool():
     slim = slimgrade.SlimGrade(grade)
     back = pickle.loads(pickle.dumps(slim))
     assert dict(back.meta) == dict(slim.meta) and back.failures() == [2]
+
+
+def test_bundle_walk_skips_a_directory_whose_listing_fails_part_way(tmp_path, monkeypatch):
+    """scan_below, like scan_tree's walk, skips a directory that cannot be listed whole (an I/O error
+    part-way): nothing of it is listed, and the walk goes on; it is not a refusal."""
+    bundle_dir = tmp_path / "b"
+    (bundle_dir / "captured").mkdir(parents=True)
+    (bundle_dir / "captured" / "x").write_text("1")
+    (bundle_dir / "meta.json").write_text("{}")
+    real = os.scandir
+
+    class Failing:
+        def __init__(self, path):
+            self._it = real(path)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self._it.close()
+
+        def __iter__(self):
+            yield next(self._it)
+            raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(fsio.os, "scandir", lambda p: Failing(p) if str(p).endswith("captured") else real(p))
+    links: list[str] = []
+    names: set[str] = set()
+    found = fsio.scan_below(tmp_path.resolve(), str(bundle_dir), "meta.json", links, names)
+    assert found == [str(bundle_dir / "meta.json")] and names == {"meta.json", "captured"} and not links
+
+
+def test_generated_code_builds_in_time_linear_in_nesting():
+    """Inlining a one-test body must not build a nested schema's body twice per level (2**depth)."""
+    calls = 0
+    real = fastschema._Generator.body
+
+    def counting(self, s):
+        nonlocal calls
+        calls += 1
+        return real(self, s)
+
+    schema: dict = {"type": "string"}
+    for _ in range(14):
+        schema = {"anyOf": [schema], "minLength": 1}
+    gen = fastschema._Generator.__new__(fastschema._Generator)
+    fastschema._Generator.__init__(gen, schema)
+    gen.body = counting.__get__(gen)  # type: ignore[method-assign]
+    gen.compile(schema)
+    assert calls <= 4 * 15

@@ -159,7 +159,8 @@ def present(cfg: Config, name: str) -> bool:
 def _validated_yaml(cfg: Config, path: Path, schema: str) -> Any:
     """A content YAML file parsed and validated, once per check (`_shared`): scenarios, the trigger corpus
     and the rubric are each read by the grading catalog and again by the pack digests selection needs.
-    Read-only for every caller (the builders copy what they keep into typed records)."""
+    Read-only for every caller: the typed records keep references into it (Scenario.record, .oracle,
+    .expected, .probe), shared by every build in the check, and nothing writes to them."""
     return _shared(cfg, ("yaml", str(path), schema), lambda: schemas.validate(strict.load_yaml(path), schema, path))
 
 

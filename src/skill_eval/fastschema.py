@@ -388,7 +388,9 @@ class _Generator:
     def compile(self, s: Any) -> str:
         """The name of a function checking `s`; one function per distinct body (most leaves repeat).
         A body that only calls another function (a bare $ref) is that function: no wrapper."""
-        body = self.body(s)
+        return self._named(self.body(s))
+
+    def _named(self, body: list[str]) -> str:
         if len(body) == 1 and _CALL_ONLY.fullmatch(body[0]):
             return body[0][len("if not "):-len("(v): return False")]
         key = "\n".join(body)
@@ -411,7 +413,7 @@ class _Generator:
             if cond.startswith("not ") and _atom(cond[len("not "):]):
                 return f"({cond[len('not '):]})"
             return f"(not ({cond}))"
-        return f"{self.compile(s)}(v)"
+        return f"{self._named(body)}(v)"  # the body built once (building it again doubled per nesting level)
 
     def define(self, name: str, body: list[str]) -> None:
         self.lines.append(f"def {name}(v):")

@@ -481,21 +481,21 @@ def _walk_below(top: str, real_root: Path, collect: str, found: list[str], links
     while stack:
         here = stack.pop()
         try:
-            it = os.scandir(here)
+            with os.scandir(here) as it:
+                entries = list(it)
         except OSError:
-            continue  # os.walk skipped unreadable directories too
-        with it:
-            for entry in it:
-                if first is not None:
-                    first.add(entry.name)
-                if entry.is_symlink():
-                    _refuse_escaping(entry.path, real_root)
-                    if links is not None:
-                        links.append(entry.path)
-                elif entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
-                if entry.name == collect:
-                    found.append(entry.path)
+            continue  # os.walk skipped unreadable directories too (and one whose listing fails part-way)
+        for entry in entries:
+            if first is not None:
+                first.add(entry.name)
+            if entry.is_symlink():
+                _refuse_escaping(entry.path, real_root)
+                if links is not None:
+                    links.append(entry.path)
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            if entry.name == collect:
+                found.append(entry.path)
         first = None
 
 

@@ -151,7 +151,9 @@ class Catalog:
         if clash:
             raise ConfigError(f"golden scenario id(s) {clash} collide with scenarios.yaml", source=self.golden_root)
         self.coverage_path = cfg.subject.coverage_path
-        self.fixture_digests: dict[Any, str | None] = {}  # artifacts.file_sha256's cache for this catalog's bundles
+        # artifacts.file_sha256's cache for this catalog's bundles: each fixture file is looked at once per
+        # Catalog (one per check), so a Catalog is built again after a fixture changes, never reused across it
+        self.fixture_digests: dict[Any, str | None] = {}
         self._fixture_dirs: dict[str, Path] = {}
 
     def context_for(self, meta: dict[str, Any] | None, path: Path | None = None) -> Context:
