@@ -500,13 +500,11 @@ def _walk_below(top: str, real_root: Path, collect: str, found: list[str], links
 
 
 def _walk_from(stack: list[tuple[str, int]], real_root: Path, collect: str | None, found: list[str],
-               below: list[str] | None, depth: int | None, *, ordered: bool, links: list[str] | None = None,
-               names: set[str] | None = None) -> None:
-    """The walker of scan_tree / scan_top / scan_below: scandir each directory on `stack`, refuse an
-    entry that is a symlink leading outside `real_root`, collect entries named `collect` (without
-    entering symlinked directories, like Path.rglob), and enter subdirectories — or, below `depth`,
-    list them in `below` instead. `ordered`: entries sorted (scan_tree's preorder). `links`: every
-    symlink met; `names`: the names in the first directory."""
+               below: list[str] | None, depth: int | None, *, ordered: bool) -> None:
+    """The walker of scan_tree / scan_top (scan_below has its own, `_walk_below`): scandir each directory
+    on `stack`, refuse an entry that is a symlink leading outside `real_root`, collect entries named
+    `collect` (without entering symlinked directories, like Path.rglob), and enter subdirectories — or,
+    below `depth`, list them in `below` instead. `ordered`: entries sorted (scan_tree's preorder)."""
     while stack:
         here, level = stack.pop()
         try:
@@ -515,13 +513,9 @@ def _walk_from(stack: list[tuple[str, int]], real_root: Path, collect: str | Non
         except OSError:
             continue  # os.walk skipped unreadable directories too
         subdirs = []
-        if names is not None and level == 0:
-            names.update(e.name for e in entries)
         for entry in entries:
             if entry.is_symlink():
                 _refuse_escaping(entry.path, real_root)
-                if links is not None:
-                    links.append(entry.path)
             elif entry.is_dir(follow_symlinks=False):
                 if depth is not None and level == depth and below is not None:
                     below.append(entry.path)

@@ -70,8 +70,9 @@ def make_hot(names: Iterable[str]) -> None:
     calls it before forking its workers with the bundle schemas: built once in the parent and
     inherited, instead of once per worker after 300 slower validations each."""
     for name in names:
-        if name not in _HOT and _fast(name) is not None:
-            _HOT[name] = fastschema.generate(load_schema(name)) or _fast(name)  # type: ignore[assignment]  # not None: checked
+        check = _fast(name)
+        if name not in _HOT and check is not None:
+            _HOT[name] = fastschema.generate(load_schema(name)) or check
 
 
 def _check_for(name: str) -> fastschema.Check | None:

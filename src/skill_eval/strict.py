@@ -277,8 +277,8 @@ def _plain_lines(text: str) -> list[Any] | None:
     exactly as before). What loads_json checks per document is asked once of the whole text (a BOM, a
     lone surrogate, a long digit run: any of them anywhere sends every line the careful way), and each
     line is scanned in place by the C scanner. A line must be exactly one value, starting at its first
-    character and ending at its newline (not before, not after); anything else (blank, padded, deep, duplicate keys, NaN, ...)
-    is left to the careful path."""
+    character and ending at its newline (not before, not after); anything else (blank, padded, deep,
+    duplicate keys, NaN, ...) is left to the careful path."""
     if type(text) is not str or "\ufeff" in text or ("\\u" in text and _SURROGATE_ESCAPE.search(text)):
         return None
     data = _utf8(text)

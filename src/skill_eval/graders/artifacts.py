@@ -347,49 +347,34 @@ def _read_report_fields(art: Artifact, report: dict[str, Any], subject: SubjectP
         art.coverage_failures = cov if isinstance(cov, list) else None
 
 
-_JOINED: dict[tuple[Path, str], str] = {}  # (fixture dir, rel) -> str(fixture_dir / rel), for file_sha256
-
-
 def file_sha256(fixture_dir: Path | None, rel: str | None, cache: dict[Any, str | None] | None = None) -> str | None:
     """sha256 of a fixture file, or None when it is not a plain file inside the fixture.
 
-    `cache` (the Catalog's, one per check): digests by path and the file's identity (inode, size,
-    mtime), so the same fixture file is not re-read and re-hashed per bundle; and each answer by
-    the pair itself, so the fixture (host content, which nothing writes during a check) is looked
-    at once per check, not once per bundle (4 lstat()s of every bundle of the evidence pass)."""
+    `cache` (the Catalog's, one per check): each answer by (fixture_dir, rel), so a fixture file (host
+    content, which nothing writes during a check) is looked at and hashed once per check, not once per
+    bundle."""
     if fixture_dir is None or not rel:
         return None
     joined = (fixture_dir, rel)
     if cache is not None and joined in cache:
         return cache[joined]
-    answer = _file_sha256(fixture_dir, rel, joined, cache)
+    answer = _plain_file_sha256(str(fixture_dir / rel))
     if cache is not None and len(cache) < 8192:  # bounded: input paths come from bundle content
         cache[joined] = answer
     return answer
 
 
-def _file_sha256(fixture_dir: Path, rel: str, joined: tuple[Path, str], cache: dict[Any, str | None] | None) -> str | None:
-    where = _JOINED.get(joined) if cache is not None else None
-    if where is None:
-        where = str(fixture_dir / rel)  # pathlib's joining and normalising, once per distinct path
-        if cache is not None and len(_JOINED) < 4096:  # bounded: input paths come from bundle content
-            _JOINED[joined] = where
+def _plain_file_sha256(where: str) -> str | None:
     try:
         st = os.lstat(where)
     except (OSError, ValueError):
         return None
     if not stat.S_ISREG(st.st_mode):
         return None
-    key = (where, st.st_ino, st.st_size, st.st_mtime_ns)
-    if cache is not None and key in cache:
-        return cache[key]
     try:
-        digest = hashing.sha256_bytes(strict.read_bytes(Path(where)))
+        return hashing.sha256_bytes(strict.read_bytes(Path(where)))
     except SkillEvalError:
         return None
-    if cache is not None:
-        cache[key] = digest
-    return digest
 
 
 def pair_mismatch(art: Artifact, old_sha: str | None, new_sha: str | None, old_rel: str | None,
