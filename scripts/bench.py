@@ -226,7 +226,7 @@ def bench_regrade(quick: bool) -> list[dict]:
             def sha(listing=listing) -> float:
                 return run_timed(["sh", "-c", f"xargs -0 sha256sum < '{listing}' > /dev/null"], rss=True)[0]
 
-            samples = interleave({"sha256sum": sha, "regrade": regrade}, 1 if quick else 3)
+            samples = interleave({"sha256sum": sha, "regrade": regrade}, 1 if quick else 5)
             rss[n] = med(mem)
             out.append(figure(f"re-grade + freshness, {n} bundles / sha256sum", med(samples["regrade"]),
                               med(samples["sha256sum"]), target="<= 3x", files=len(files),

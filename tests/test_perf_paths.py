@@ -661,6 +661,36 @@ def test_content_yaml_read_once_per_check(monkeypatch):
     assert seen.count("rubric.yaml") == 3
 
 
+def test_golden_tree_walked_once_per_check_and_refusals_never_kept(monkeypatch):
+    """The grading Catalog asks for golden/ twice (its root, then its scenarios file): inside a check
+    the tree is walked once; outside, every call walks; a refusal is raised again, never kept."""
+    from skill_eval import config, content, graders, memo
+    from skill_eval.errors import InputError
+
+    cfg = config.load(ROOT)
+    real = fsio.repo_tree
+    walks: list[str] = []
+    monkeypatch.setattr(fsio, "repo_tree", lambda root, path: (walks.append(str(path)), real(root, path))[1])
+    with memo.sharing():
+        graders.Catalog(cfg)
+        assert len(walks) == 1
+        assert content.golden_dir(cfg) == real(cfg.root, f"{cfg.evals_root}/{content.GOLDEN_DIR}")
+        assert len(walks) == 1
+    content.golden_dir(cfg)
+    content.golden_dir(cfg)
+    assert len(walks) == 3
+
+    def refuse(root, path):
+        walks.append(str(path))
+        raise InputError("is a symlink to /x, outside the repository; refused", source=path)
+    monkeypatch.setattr(fsio, "repo_tree", refuse)
+    with memo.sharing():
+        for _ in range(2):
+            with pytest.raises(InputError, match="outside the repository"):
+                content.golden_dir(cfg)
+    assert len(walks) == 5
+
+
 def test_fixture_digest_looked_at_once_per_cache(tmp_path, monkeypatch):
     from skill_eval.graders import artifacts
 

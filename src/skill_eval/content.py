@@ -227,8 +227,10 @@ def _truth_key(truth: dict[str, TruthCase]) -> tuple[tuple[str, int], ...]:
 def golden_dir(cfg: Config) -> Path:
     """The golden corpus root (agent-evals/skills/golden/): its own scenarios live here too.
 
-    A symlink leading outside the repository, on the way or inside it, is refused."""
-    return fsio.repo_tree(cfg.root, f"{cfg.evals_root}/{GOLDEN_DIR}")
+    A symlink leading outside the repository, on the way or inside it, is refused. Walked once per
+    check (`_shared`): the grading Catalog asks for it twice (its root, then its scenarios file)."""
+    root: Path = _shared(cfg, ("golden_dir",), lambda: fsio.repo_tree(cfg.root, f"{cfg.evals_root}/{GOLDEN_DIR}"))
+    return root
 
 
 def load_golden_scenarios(cfg: Config, truth: dict[str, TruthCase]) -> list[Scenario]:
