@@ -228,7 +228,8 @@ def golden_dir(cfg: Config) -> Path:
     """The golden corpus root (agent-evals/skills/golden/): its own scenarios live here too.
 
     A symlink leading outside the repository, on the way or inside it, is refused. Walked once per
-    check (`_shared`): the grading Catalog asks for it twice (its root, then its scenarios file)."""
+    check (`_shared`): the grading Catalog asks for it twice (its root, its scenarios file) and the
+    golden gate twice more (its root, its manifest)."""
     root: Path = _shared(cfg, ("golden_dir",), lambda: fsio.repo_tree(cfg.root, f"{cfg.evals_root}/{GOLDEN_DIR}"))
     return root
 

@@ -5,7 +5,8 @@ tree listing are computed once per check and read by several steps. The memo liv
 both `freshness` and `regrade`, so neither imports the other to reach it. Nothing on disk changes
 during a check, which is what makes the memo sound; outside a `sharing()` block nothing is kept.
 Other things kept on that premise: `fsio.repo_path`'s answers for paths that exist, the content
-YAML files parsed once (`content._validated_yaml`) and the Catalog's fixture digests. So no step of
+YAML files parsed once (`content._validated_yaml`), the golden tree's walk (`content.golden_dir`)
+and the Catalog's fixture digests. So no step of
 a check may write into the repository's checked content (pr's steps only read it).
 """
 
