@@ -14,12 +14,12 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skill_eval import formats, hashing, schemas, strict
+from skill_eval import formats, fsio, hashing, schemas, strict
 from skill_eval.errors import SkillEvalError, message_of
 
 KINDS = ("behavioral", "trigger")
@@ -136,6 +136,10 @@ class Bundle:
     # The caller walked the whole bundle directory just before loading it and met no symlink (the
     # evidence pass: fsio.scan_below): a nested read need not lstat its directories again.
     linkfree: bool = False
+    # Bytes already read by the evidence read-ahead (readahead.py), by bundle-relative path: each as
+    # `_fast_read` would read it (the same open, of a regular file the same walk found). A path not
+    # in it is read from disk as usual.
+    files: Mapping[str, bytes] | None = field(default=None, repr=False, compare=False)
 
     # -- guarded access -----------------------------------------------------------------
     def resolve(self, rel: str) -> Path:
@@ -143,6 +147,10 @@ class Bundle:
         return safe_path(self.root, rel)
 
     def read_bytes(self, rel: str) -> bytes:
+        if self.files is not None:
+            ahead = self.files.get(rel)
+            if ahead is not None:
+                return ahead
         data = _fast_read(self.root, rel, self.max_bytes, self.linkfree)
         if isinstance(data, bytes):
             return data
@@ -170,14 +178,10 @@ class Bundle:
         return {c.call: c for c in self.calls}
 
 
-class _Missing:
-    """`_fast_read`'s answer for a file that does not exist while every directory above it does."""
+_MISSING = fsio.MISSING  # `_fast_read`'s answer for a file that does not exist while every directory above it does
 
 
-_MISSING = _Missing()
-
-
-def _fast_read(root: Path, rel: str, max_bytes: int, linkfree: bool = False) -> bytes | _Missing | None:
+def _fast_read(root: Path, rel: str, max_bytes: int, linkfree: bool = False) -> bytes | fsio.Missing | None:
     """The common case of `Bundle.read_bytes` in as few syscalls as possible, or None for the
     careful path (which then words every refusal exactly as before).
 
@@ -191,7 +195,7 @@ def _fast_read(root: Path, rel: str, max_bytes: int, linkfree: bool = False) -> 
     """
     base = os.fspath(root)
     if type(rel) is str and rel in _PLAIN_NAMES:  # a bundle file's own name (load reads these): nothing to check, no directory above it
-        return _open_read(f"{base}/{rel}", max_bytes)
+        return fsio.open_plain(f"{base}/{rel}", max_bytes)
     if type(rel) is not str or not rel or "\x00" in rel or "\\" in rel or rel[0] == "/":
         return None
     parts = rel.split("/")
@@ -203,32 +207,7 @@ def _fast_read(root: Path, rel: str, max_bytes: int, linkfree: bool = False) -> 
                 return None
         except OSError:
             return None
-    return _open_read(f"{base}/{rel}", max_bytes)
-
-
-def _open_read(path: str, max_bytes: int) -> bytes | _Missing | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return _MISSING
-    except OSError:
-        return None
-    return _read_open(fd, max_bytes)
-
-
-def _read_open(fd: int, max_bytes: int) -> bytes | None:
-    """The bytes of an open regular file within the cap, or None (the careful path then decides and
-    words the refusal: not a file, too large, short or grown while read). Closes fd."""
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
-            return None
-        data = os.read(fd, st.st_size + 1)
-        return data if len(data) == st.st_size else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    return fsio.open_plain(f"{base}/{rel}", max_bytes)
 
 
 def _read_regular(path: Path, max_bytes: int) -> bytes | None:
@@ -238,7 +217,7 @@ def _read_regular(path: Path, max_bytes: int) -> bytes | None:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)  # a FIFO must not hang
     except OSError:
         return None
-    return _read_open(fd, max_bytes)
+    return fsio.read_open(fd, max_bytes)
 
 
 def safe_path(root: Path, rel: str) -> Path:
@@ -324,11 +303,13 @@ def _check_call_numbers(calls: list[Call]) -> None:
 
 
 def load(root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, linkfree: bool = False,
-         names: Collection[str] | None = None) -> Bundle:
+         names: Collection[str] | None = None, files: Mapping[str, bytes] | None = None) -> Bundle:
     """Load every file of the bundle at `root`. Never raises on bundle content.
     `linkfree`: the caller just walked `root` whole and met no symlink (Bundle.linkfree);
-    `names`: the names of root's entries it listed then (a file not among them is absent: no open)."""
-    bundle = Bundle(root=root if isinstance(root, Path) else Path(root), max_bytes=max_bytes, linkfree=linkfree)
+    `names`: the names of root's entries it listed then (a file not among them is absent: no open);
+    `files`: bytes the read-ahead read in that walk (Bundle.files)."""
+    bundle = Bundle(root=root if isinstance(root, Path) else Path(root), max_bytes=max_bytes, linkfree=linkfree,
+                    files=files)
     if linkfree or names is not None:
         usable = True  # the caller's walk listed this very directory (a directory, not a link) a moment ago
     else:
@@ -348,7 +329,8 @@ def load(root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, linkfree: bool = Fal
     def text(name: str) -> str | None:
         if names is not None and name not in names:
             return None  # absent, as _fast_read's _MISSING says (optional judgments/facts, or a required file: reported below)
-        fast = _fast_read(bundle.root, name, max_bytes)
+        ahead = files.get(name) if files is not None else None
+        fast = ahead if ahead is not None else _fast_read(bundle.root, name, max_bytes)
         if fast is _MISSING:  # absent (optional judgments/facts, or a required file: reported below)
             return None
         try:

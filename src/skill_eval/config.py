@@ -192,6 +192,11 @@ class Config:
     def evals_dir(self) -> Path:
         return self.root / self.evals_root
 
+    @property
+    def evidence_rel(self) -> str:
+        """The committed evidence tree, relative to the repository root (<evals root>/evidence)."""
+        return f"{self.evals_root}/evidence"
+
 
 def find_root(start: Path | None = None) -> Path:
     """The nearest ancestor holding skill-eval.toml or a pyproject with [tool.skill-eval]."""

@@ -45,7 +45,7 @@ from skill_eval.graders import RECEIPT, ZERO_TOLERANCE_DEFAULT, Catalog, Grade, 
 if TYPE_CHECKING:
     from skill_eval.rerecord import Deferrals
 
-EVIDENCE = "evidence"
+EVIDENCE = "evidence"  # below the evals root: Config.evidence_rel
 PENDING = "evidence-pending.yaml"
 LAYOUT_DEPTH = 5  # <skill|trigger>/<arm>/<run-id>/<item>/<k>
 AA_SUFFIX = "-aa"
@@ -99,7 +99,7 @@ def _early_pass(cfg: Config, slim: bool) -> regrade.Pass | None:
     memo = regrade.shared_memo()
     if memo is None or memo.get("passes") or _memo_key("evidence_dir", cfg) in memo:
         return None
-    rel = f"{cfg.evals_root}/{EVIDENCE}"
+    rel = cfg.evidence_rel
     try:
         top = fsio.repo_path(cfg.root, rel)
         early = regrade.Pass(cfg, top, regrade.default_freshness(cfg), regrade.default_catalog(cfg), slim=slim,
@@ -120,7 +120,7 @@ def evidence_dir(cfg: Config) -> Path:
     if memo is not None and key in memo:
         cached: Path = memo[key]
         return cached
-    top, metas = fsio.scan_tree(cfg.root, f"{cfg.evals_root}/{EVIDENCE}", "meta.json")
+    top, metas = fsio.scan_tree(cfg.root, cfg.evidence_rel, "meta.json")
     if memo is not None:
         memo[key] = top
         regrade.remember_meta_paths(top, metas)
@@ -308,9 +308,6 @@ def check(cfg: Config, suite: str = "risk", base: str | None = None, stage: str 
 def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: Callable[..., Any] | None,
            expected_fn: Callable[..., Any] | None, freshness_fn: Callable[[dict[str, Any]], list[str]] | None,
            catalog: Catalog | None, slim: bool) -> Report:
-    if select_fn is None or expected_fn is None:
-        sel, exp = _default_selection()
-        select_fn, expected_fn = select_fn or sel, expected_fn or exp
     shared = freshness_fn is None and catalog is None and _default_freshness is _ORIGINAL_DEFAULT_FRESHNESS
     fresh_cache: list[Callable[[dict[str, Any]], list[str]]] = [freshness_fn] if freshness_fn else []
 
@@ -333,6 +330,9 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
     report = Report(suite, stage)
     early = _early_pass(cfg, slim) if shared else None
     try:
+        if select_fn is None or expected_fn is None:  # imported once the workers grade (it needs nothing of theirs)
+            sel, exp = _default_selection()
+            select_fn, expected_fn = select_fn or sel, expected_fn or exp
         chosen = select_fn(cfg, suite, base)
         # Expected: the stage's required arms (evals.arms). Not extra: any arm some profile requires.
         expected = _slots(cfg, chosen, expected_fn, cfg.required_arms(stage))

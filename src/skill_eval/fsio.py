@@ -391,6 +391,43 @@ def repo_path(root: Path | str, path: Path | str) -> Path:
     return out
 
 
+class Missing:
+    """`open_plain`'s answer for a file that does not exist (while every directory above it does)."""
+
+
+MISSING = Missing()
+
+
+def open_plain(path: str, max_bytes: int) -> bytes | Missing | None:
+    """The bytes of the regular file at `path` in one open + fstat + read, `MISSING` when it does not
+    exist, or None for anything a careful reader must look at and word (a symlink: O_NOFOLLOW fails
+    the open; a FIFO: O_NONBLOCK keeps it from hanging; not a file, over `max_bytes`, unreadable,
+    short or grown while read). The bundle readers' common case (bundle._fast_read) and the
+    evidence read-ahead (readahead.py) read through it alike."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return MISSING
+    except OSError:
+        return None
+    return read_open(fd, max_bytes)
+
+
+def read_open(fd: int, max_bytes: int) -> bytes | None:
+    """The bytes of an open regular file within the cap, or None (the careful path then decides and
+    words the refusal: not a file, too large, short or grown while read). Closes fd."""
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+            return None
+        data = os.read(fd, st.st_size + 1)
+        return data if len(data) == st.st_size else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _refuse_escaping(link: str, real_root: Path) -> None:
     """Raise the refusal for a symlink at `link` that leads outside `real_root` or cannot be resolved (a loop)."""
     try:
@@ -451,11 +488,12 @@ def scan_top(root: Path | str, path: Path | str, collect: str, depth: int) -> tu
 
 
 def scan_below(real_root: Path, directory: str, collect: str, links: list[str] | None = None,
-               names: set[str] | None = None) -> list[str]:
+               names: set[str] | None = None, files: list[str] | None = None) -> list[str]:
     """The rest of scan_tree's walk from one directory `scan_top` returned (`real_root`: the resolved
     repository root): the entries named `collect` at any depth below it, unordered. `links` (if
     given) gets every symlink met (those staying inside the repository: the others are refused);
-    `names` the names of `directory`'s own entries."""
+    `names` the names of `directory`'s own entries; `files` the paths of the regular files met
+    (by the directory entry's own type: never a symlink, never below one)."""
     found: list[str] = []
     try:  # what scan_top saw may have changed since (the gate selects the suite in between): look again
         st = os.lstat(directory)
@@ -467,12 +505,12 @@ def scan_below(real_root: Path, directory: str, collect: str, links: list[str] |
             links.append(directory)
         return found
     if stat.S_ISDIR(st.st_mode):
-        _walk_below(directory, real_root, collect, found, links, names)
+        _walk_below(directory, real_root, collect, found, links, names, files)
     return found
 
 
 def _walk_below(top: str, real_root: Path, collect: str, found: list[str], links: list[str] | None,
-                names: set[str] | None) -> None:
+                names: set[str] | None, files: list[str] | None = None) -> None:
     """`_walk_from` without depth, order or listing of what lies below (scan_below's case, once per
     bundle directory on every core: ~30 % fewer steps per entry). Visits the same entries and
     refuses the same links."""
@@ -494,6 +532,8 @@ def _walk_below(top: str, real_root: Path, collect: str, found: list[str], links
                     links.append(entry.path)
             elif entry.is_dir(follow_symlinks=False):
                 stack.append(entry.path)
+            elif files is not None and entry.is_file(follow_symlinks=False):
+                files.append(entry.path)
             if entry.name == collect:
                 found.append(entry.path)
         first = None

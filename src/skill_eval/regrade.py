@@ -16,7 +16,7 @@ byte-identical to the serial pass. Messages for broken meta.json files are rebui
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,6 +84,12 @@ def _path_order(paths: Iterable[str]) -> list[str]:
     return sorted(paths, key=lambda s: s.replace("/", "\0"))
 
 
+def units_of(found: Iterable[str], below: Iterable[str]) -> list[str]:
+    """The units of a tree-walking pass, in its order, from fsio.scan_top's (found, below): the
+    meta.json paths above bundle depth, and each bundle directory ending in "/"."""
+    return _path_order([*found, *(d + "/" for d in below)])
+
+
 def remember_meta_paths(root: Path, paths: list[str]) -> None:
     """Keep a listing of root's meta.json files (from a walk the caller made anyway) for this
     `sharing()` block, so `meta_paths` does not walk the tree again."""
@@ -96,7 +102,8 @@ def remember_meta_paths(root: Path, paths: list[str]) -> None:
 _STATE: dict[str, Any] = {}
 
 
-def _one(meta_path: str, linkfree: bool = False, names: Collection[str] | None = None) -> Result:
+def _one(meta_path: str, linkfree: bool = False, names: Collection[str] | None = None,
+         files: Mapping[str, bytes] | None = None) -> Result:
     root: Path = _STATE["root"]
     cfg: Config = _STATE["cfg"]
     from skill_eval import bundle as bundle_mod
@@ -104,7 +111,7 @@ def _one(meta_path: str, linkfree: bool = False, names: Collection[str] | None =
     where = os.path.dirname(meta_path)
     path = Path(where)
     parts = _rel_parts(str(root), where) or path.relative_to(root).parts
-    b = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes, linkfree=linkfree, names=names)
+    b = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes, linkfree=linkfree, names=names, files=files)
     meta = b.meta
     if meta is None:
         return Result(where, parts, False, None, None, None, [], None)
@@ -128,28 +135,35 @@ class _Refused(Exception):  # noqa: N818 - a private signal: the walk met an esc
     fsio.scan_tree, which words the refusal exactly as the gate always did."""
 
 
-def _unit(unit: str) -> list[Result]:
-    """One unit of the pass: a meta.json path, or (ending in "/") a bundle directory to scan first."""
+def _unit(unit: str, i: int = -1) -> list[Result]:
+    """One unit of the pass (unit i of its units): a meta.json path, or (ending in "/") a bundle
+    directory to scan first, or to take as the read-ahead walked and read it (readahead.py)."""
     if not unit.endswith("/"):
         return [_one(unit)]
-    from skill_eval import fsio
-
-    links: list[str] = []
-    names: set[str] = set()
     here = unit[:-1]
-    try:
-        metas = fsio.scan_below(_STATE["real_root"], here, "meta.json", links, names)
-    except Exception:  # noqa: BLE001 - a refusal (or anything else the walk met): Pass._refuse words it
-        raise _Refused() from None
+    reader = _STATE.get("ahead")
+    got = reader.take(i, unit) if reader is not None and i >= 0 else None
+    files: Any = None
+    if got is not None:
+        metas, links, names, files = got
+    else:
+        from skill_eval import fsio
+
+        links, names = [], set()
+        try:
+            metas = fsio.scan_below(_STATE["real_root"], here, "meta.json", links, names)
+        except Exception:  # noqa: BLE001 - a refusal (or anything else the walk met): Pass._refuse words it
+            raise _Refused() from None
     # the bundle directory's own entries (names): its absent optional files need no open
-    return [_one(m, not links, names if m == f"{here}/meta.json" else None) for m in _path_order(metas)]
+    own = f"{here}/meta.json"
+    return [_one(m, not links, names if m == own else None, files if m == own else None) for m in _path_order(metas)]
 
 
 def _chunk(c: int) -> list[Result]:
     size, units = _STATE["size"], _STATE["units"]
     out: list[Result] = []
-    for unit in units[c * size:(c + 1) * size]:
-        out.extend(_unit(unit))
+    for i in range(c * size, min((c + 1) * size, len(units))):
+        out.extend(_unit(units[i], i))
     return out
 
 
@@ -194,6 +208,7 @@ class Pass:
         self._jobs, self._grade, self._slim, self._tree = jobs, grade, slim, tree
         self._units: list[str] | None = None if listing is None and tree is not None else list(listing or ())
         self._refused = False
+        self._ahead: Any = None  # readahead.Reader of this tree, when one listed it
         self._pool: Any = None
         self._started = self._owns_state = self._failed = False
 
@@ -214,14 +229,20 @@ class Pass:
 
     def _start(self) -> None:
         if self._units is None:
-            from skill_eval import fsio
+            from skill_eval import fsio, readahead
 
             assert self._tree is not None
-            try:
-                _, found, below = fsio.scan_top(self._tree[0], self._tree[1], "meta.json", LAYOUT_DEPTH - 1)
-            except Exception:  # noqa: BLE001 - a refusal (or anything else the walk met): _refuse words it
-                self._refused, found, below = True, [], []
-            self._units = _path_order([*found, *(d + "/" for d in below)])
+            self._ahead = readahead.current(*self._tree)
+            listed = self._ahead.units() if self._ahead is not None else None
+            if listed is not None:  # the read-ahead listed this tree with the same walk (and met no refusal)
+                self._units = listed
+            else:
+                self._ahead = None
+                try:
+                    _, found, below = fsio.scan_top(self._tree[0], self._tree[1], "meta.json", LAYOUT_DEPTH - 1)
+                except Exception:  # noqa: BLE001 - a refusal (or anything else the walk met): _refuse words it
+                    self._refused, found, below = True, [], []
+                self._units = units_of(found, below)
         if not self._units:
             return
         if _STATE:  # workers read module state: two interleaved passes would read each other's
@@ -234,7 +255,7 @@ class Pass:
         size = max(CHUNK, -(-n // (jobs * 24))) if parallel else CHUNK
         self._owns_state = True
         _STATE.update(root=self.root, units=self._units, size=size, cfg=self.cfg, fresh=self.fresh, catalog=self.catalog,
-                      grade=self._grade, slim=self._slim, defer=parallel,
+                      grade=self._grade, slim=self._slim, defer=parallel, ahead=self._ahead,
                       real_root=Path(self._tree[0]).resolve() if self._tree is not None else None)
         if parallel:
             from skill_eval import bundle as bundle_mod
@@ -246,6 +267,8 @@ class Pass:
             schemas.make_hot(bundle_mod.SCHEMAS[f] for f in bundle_mod.REQUIRED["behavioral"] if f in bundle_mod.SCHEMAS)
             self._pool = forkpool.Chunks(-(-n // size), _chunk, jobs, received=self._checked)
             self._pool.start()
+            if self._ahead is not None:  # the workers read the rest themselves, on every core
+                self._ahead.stop()
 
     def __iter__(self) -> Iterator[Result]:
         self.start()
@@ -257,7 +280,7 @@ class Pass:
             if not self._units:
                 return
             chunks: Iterable[list[Result]] = self._pool if self._pool is not None else (
-                _unit(u) for u in self._units)
+                _unit(u, i) for i, u in enumerate(self._units))
             for results in chunks:
                 yield from results
         except _Refused:

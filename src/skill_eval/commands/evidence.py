@@ -16,6 +16,7 @@ import itertools
 from collections.abc import Iterator
 
 from skill_eval.commands._common import load_config
+from skill_eval.config import Config
 from skill_eval.output import emit
 
 STAGES = ("merge", "release")  # = graders.STAGES (tests/test_perf_identity.py); literal so `--help` imports no grader
@@ -60,21 +61,16 @@ def summarise(errors: list[str], verbose: bool) -> Iterator[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from skill_eval import evidence, fsio, strict
+    from skill_eval import readahead
 
     cfg = load_config(args)
     if args.write_pending is not None:
-        body = evidence.pending_from_expected(cfg, args.write_pending)
-        head = ("# Expected evidence not recorded yet (schemas/evidence_pending.schema.json).\n"
-                "# `skill-eval evidence` prints every entry; an entry that gains evidence must be removed.\n")
-        import yaml
+        return _write_pending(args, cfg)
+    # the evidence tree is read on another core while this process imports and builds what grading needs
+    with readahead.ahead(cfg):
+        from skill_eval import evidence
 
-        text = head + yaml.safe_dump(body, sort_keys=False, width=120)
-        strict.loads_yaml(text, evidence.PENDING)
-        fsio.write_file(cfg.root, f"{cfg.evals_root}/{evidence.PENDING}", text)
-        emit(args, [f"wrote {evidence.PENDING} ({len(body['pending'])} pending)"], {"pending": body["pending"]})
-        return 0
-    r = evidence.check(cfg, args.suite, args.base, args.stage, keep_reasons=args.json)
+        r = evidence.check(cfg, args.suite, args.base, args.stage, keep_reasons=args.json)
     lines = [f"evidence: {r.found} bundle(s) found, {r.expected} expected ({r.suite} suite, {r.stage} stage)"]
     if r.pending:
         bar = "!" * 72
@@ -100,3 +96,18 @@ def run(args: argparse.Namespace) -> int:
                "grades": [g.to_json(r.stage) for g in r.grades] if args.json else []}
     emit(args, out_lines, payload)
     return 0 if r.passed else 1
+
+
+def _write_pending(args: argparse.Namespace, cfg: Config) -> int:
+    from skill_eval import evidence, fsio, strict
+
+    body = evidence.pending_from_expected(cfg, args.write_pending)
+    head = ("# Expected evidence not recorded yet (schemas/evidence_pending.schema.json).\n"
+            "# `skill-eval evidence` prints every entry; an entry that gains evidence must be removed.\n")
+    import yaml
+
+    text = head + yaml.safe_dump(body, sort_keys=False, width=120)
+    strict.loads_yaml(text, evidence.PENDING)
+    fsio.write_file(cfg.root, f"{cfg.evals_root}/{evidence.PENDING}", text)
+    emit(args, [f"wrote {evidence.PENDING} ({len(body['pending'])} pending)"], {"pending": body["pending"]})
+    return 0
