@@ -19,12 +19,15 @@ import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skill_eval import isolation
 from skill_eval import memo as memo_mod
 from skill_eval.config import Config
 from skill_eval.slimgrade import SlimGrade
+
+if TYPE_CHECKING:
+    from skill_eval.readahead import Reader
 
 LAYOUT_DEPTH = 5  # <skill|trigger>/<arm>/<run-id>/<item>/<k>
 POOL_MIN = int(os.environ.get("SKILL_EVAL_POOL_MIN", "300"))
@@ -203,12 +206,12 @@ class Pass:
 
     def __init__(self, cfg: Config, root: Path, fresh: Callable[[dict[str, Any]], list[str]], catalog: Callable[[], Any],
                  *, jobs: int | None = None, grade: bool = True, slim: bool = False,
-                 listing: list[str] | None = None, tree: tuple[Path, str] | None = None):
+                 listing: list[str] | None = None, tree: tuple[Path, str] | None = None, ahead: Reader | None = None):
         self.cfg, self.root, self.fresh, self.catalog = cfg, root, fresh, catalog
         self._jobs, self._grade, self._slim, self._tree = jobs, grade, slim, tree
         self._units: list[str] | None = None if listing is None and tree is not None else list(listing or ())
         self._refused = False
-        self._ahead: Any = None  # readahead.Reader of this tree, when one listed it
+        self._ahead = ahead if tree is not None else None  # the read-ahead of this tree (used once it listed it)
         self._pool: Any = None
         self._started = self._owns_state = self._failed = False
 
@@ -229,10 +232,9 @@ class Pass:
 
     def _start(self) -> None:
         if self._units is None:
-            from skill_eval import fsio, readahead
+            from skill_eval import fsio
 
             assert self._tree is not None
-            self._ahead = readahead.current(*self._tree)
             listed = self._ahead.units() if self._ahead is not None else None
             if listed is not None:  # the read-ahead listed this tree with the same walk (and met no refusal)
                 self._units = listed
