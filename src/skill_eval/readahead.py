@@ -37,7 +37,6 @@ from typing import Any
 from skill_eval.config import Config
 
 MAX_UNITS = 1 << 16  # units beyond it are read by the pass (the index is a fixed 1 MiB mapping)
-BUNDLE_BYTES = 4 << 20  # a bundle's files beyond this many bytes are read by the pass
 _SLOTS = 3 + 2 * MAX_UNITS
 _STOP, _UNITS = 0, 1
 
@@ -180,24 +179,40 @@ def _read_ahead(fd: int, slots: memoryview, root: str, rel: str, max_bytes: int,
         if not unit.endswith("/"):
             continue  # a meta.json above bundle depth (a layout problem): the pass reads it
         here = unit[:-1]
-        links: list[str] = []
-        names: set[str] = set()
-        paths: list[str] = []
-        try:
-            metas = fsio.scan_below(real_root, here, "meta.json", links, names, paths)
-        except Exception:  # noqa: BLE001, S112 - a refusal: the pass walks this bundle again and words it
+        got = read_bundle(real_root, here, max_bytes)
+        if got is not None:
+            end = _append(fd, end, pickle.dumps((unit, *got), pickle.HIGHEST_PROTOCOL), slots, 3 + 2 * i)
+
+
+def read_bundle(real_root: Path, here: str, max_bytes: int) -> tuple[list[str], list[str], set[str], dict[str, bytes]] | None:
+    """Bundle directory `here` walked and read as the pass would: (meta.json paths below it, symlinks
+    met, its own entries' names, bytes by relative path: each file as fsio.open_plain reads it, up to
+    regrade.BUNDLE_BYTES in all, captured streams left out); None when the walk raised (a refusal: the pass
+    walks again and words it). One compiled call for a link-free directory (fsio.read_bundle_dir),
+    else fsio.scan_below and fsio.open_plain."""
+    from skill_eval import fsio, regrade
+
+    fast = fsio.read_bundle_dir(here, max_bytes, regrade.BUNDLE_BYTES)
+    if fast is not None:
+        return fast[0], [], fast[1], fast[2]
+    links: list[str] = []
+    names: set[str] = set()
+    paths: list[str] = []
+    try:
+        metas = fsio.scan_below(real_root, here, "meta.json", links, names, paths)
+    except Exception:  # noqa: BLE001 - a refusal: the pass walks this bundle again and words it
+        return None
+    files: dict[str, bytes] = {}
+    budget, cut = regrade.BUNDLE_BYTES, len(here) + 1
+    for path in paths:
+        name = path[cut:]
+        if _stream(name):
             continue
-        files: dict[str, bytes] = {}
-        budget, cut = BUNDLE_BYTES, len(here) + 1
-        for path in paths:
-            name = path[cut:]
-            if _stream(name):
-                continue
-            data = fsio.open_plain(path, min(max_bytes, budget))
-            if isinstance(data, bytes):
-                files[name] = data
-                budget -= len(data)
-        end = _append(fd, end, pickle.dumps((unit, metas, links, names, files), pickle.HIGHEST_PROTOCOL), slots, 3 + 2 * i)
+        data = fsio.open_plain(path, min(max_bytes, budget))
+        if isinstance(data, bytes):
+            files[name] = data
+            budget -= len(data)
+    return metas, links, names, files
 
 
 def _stream(name: str) -> bool:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 LAYOUT_DEPTH = 5  # <skill|trigger>/<arm>/<run-id>/<item>/<k>
 POOL_MIN = int(os.environ.get("SKILL_EVAL_POOL_MIN", "300"))
+BUNDLE_BYTES = 4 << 20  # a bundle's files beyond this many bytes in all are read one by one (memory stays flat)
 CHUNK = 16
 
 
@@ -152,11 +153,15 @@ def _unit(unit: str, i: int = -1) -> list[Result]:
     else:
         from skill_eval import fsio
 
-        links, names = [], set()
-        try:
-            metas = fsio.scan_below(_STATE["real_root"], here, "meta.json", links, names)
-        except Exception:  # noqa: BLE001 - a refusal (or anything else the walk met): Pass._refuse words it
-            raise _Refused() from None
+        fast = fsio.read_bundle_dir(here, _STATE["cfg"].max_bundle_file_bytes, BUNDLE_BYTES)
+        if fast is not None:  # link-free: walked and read in one compiled call
+            (metas, names, files), links = fast, []
+        else:
+            links, names = [], set()
+            try:
+                metas = fsio.scan_below(_STATE["real_root"], here, "meta.json", links, names)
+            except Exception:  # noqa: BLE001 - a refusal (or anything else the walk met): Pass._refuse words it
+                raise _Refused() from None
     # the bundle directory's own entries (names): its absent optional files need no open
     own = f"{here}/meta.json"
     return [_one(m, not links, names if m == own else None, files if m == own else None) for m in _path_order(metas)]
