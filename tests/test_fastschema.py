@@ -8,6 +8,7 @@ but when it answers, its answer must equal `Draft202012Validator.is_valid`.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skill_eval import fastschema, schemas
+from skill_eval import _hot_schemas, fastschema, schemas
 
 ROOT = Path(__file__).resolve().parents[1]
 EVALS = ROOT / "agent-evals" / "skills"
@@ -229,3 +230,33 @@ def test_only_one_operand_is_inlined_under_not(text, atom):
     """The generator inlines a one-test body `if not X: return False` as `(X)` only when X is one
     operand; anything else is negated whole, `(not (...))`, which is always right."""
     assert fastschema._atom(text) is atom
+
+
+@pytest.mark.parametrize(("expr", "negated"), [
+    ("type(v) is str", "type(v) is not str"), ("(type(v) is str)", "type(v) is not str"), ("v is not None", "v is None"),
+    ("not _s1(v)", "_s1(v)"), ("not (v == 1 and v)", "(v == 1 and v)"), ("v == 1 and v", "not (v == 1 and v)"),
+    ("_s1(v)", "not _s1(v)"), ("(v is None or v == 1)", "not (v is None or v == 1)"), ("False", "not (False)"),
+    ("not (v) or (v)", "not (not (v) or (v))"), ("type(v) is dict and v", "not (type(v) is dict and v)"),
+])
+def test_negated_is_not_and_as_a_linter_writes_it(expr, negated):
+    """The generator's `not expr` (written so ruff has nothing to say of the module built ahead)."""
+    assert fastschema._negated(expr) == negated
+    for v in (None, 1, "x", {}, [], 0, True):
+        scope = {"v": v, "_s1": bool}
+        assert eval(negated, scope) == (not eval(expr, scope)), (expr, v)  # noqa: S307 - our own test expressions
+
+
+@pytest.mark.parametrize("name", sorted(_hot_schemas.FACTORIES))
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_checks_built_ahead_answer_as_generate(name, data):
+    """_hot_schemas' factory (for the committed schema: tests/test_hotschemas.py) against generate()
+    at run time: the same answer, Undecided in the same places."""
+    doc = data.draw(mutated(name))
+    ahead, now = _built(name)
+    assert _outcome(ahead, doc) == _outcome(now, doc), (name, doc)
+
+
+@functools.cache
+def _built(name):
+    return _hot_schemas.FACTORIES[name][1](), fastschema.generate(schemas.load_schema(name))

@@ -269,3 +269,18 @@ def test_json_integer_limit_holds_on_the_fast_path_and_words_the_same_refusal():
     for text in ('{"a": [1, {"b": ' + "9" * 31 + "}]}", '[-' + "9" * 31 + "]", "9" * 31):
         with pytest.raises(InputError, match="integer has more than 30 digits"):
             strict_mod.loads_json(text, "x")
+
+
+def test_yaml_is_imported_by_the_first_yaml_read_only():
+    """PyYAML (~7 ms of import) is not paid by loading the TOML config; the first YAML read imports it
+    and builds the strict loaders, which strict._StrictLoader / _CStrictLoader also reach from outside."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import skill_eval.config; assert 'yaml' not in sys.modules, 'yaml imported by config'; "
+            "from skill_eval import strict; assert strict.loads_yaml('a: [1]', 'x.yaml') == {'a': [1]}; "
+            "assert 'yaml' in sys.modules and strict._StrictLoader.__name__ == 'StrictLoader'")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        strict.no_such_name  # the module __getattr__ answers only for the two loaders

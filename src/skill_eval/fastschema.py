@@ -12,13 +12,16 @@ evidence gate's time. Here a schema is compiled once into nested closures that a
   diagnosis: `schemas` then asks `jsonschema` itself, so error messages never change.
 
 `compile_schema` returns None for a schema with an unsupported keyword (then `schemas`
-always uses `jsonschema` for it). Stdlib only; imports nothing from skill_eval.
+always uses `jsonschema` for it). `generate` builds the same checks as Python source (faster per
+value, dearer to build); `generate_source` is that source, which `hotschemas` also writes ahead
+into a module. Stdlib only; imports nothing from skill_eval.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 Check = Callable[[Any], bool]
@@ -312,11 +315,56 @@ def generate(schema: dict[str, Any]) -> Check | None:
     """`compile_schema`'s function as generated Python source: one plain function per distinct schema
     node, its keyword checks inlined, in `_Compiler`'s order with its short-circuits (Undecided where
     the closures raise it). ~2x faster per value but ~10x dearer to build: for schemas validated
-    many times in one process (schemas.is_valid_fast switches after GENERATE_AFTER uses)."""
+    many times in one process (schemas.is_valid_fast switches after GENERATE_AFTER uses). The
+    source is `generate_source`'s, run here as it runs in a module of factories built ahead."""
     try:
-        return _Generator(schema).build()
+        source = generate_source(schema, "_check")
     except (Unsupported, re.error):
         return None
+    ns: dict[str, Any] = {"re": re, "Any": Any, "Check": Check, "_scalar_equal": _scalar_equal, "_unique": _unique}
+    exec(compile(source, "<fastschema>", "exec"), ns)  # noqa: S102 - our own generated source
+    check: Check = ns["_check"]()
+    return check
+
+
+def generate_source(schema: dict[str, Any], name: str) -> str:
+    """The source of `def name() -> Check`, a factory returning `generate(schema)`'s check: its
+    constants as literals, then its functions, then their dispatch tables (closures over all
+    three). It reads only `re`, `Any`, `Check`, `_scalar_equal` and `_unique`, so a module that
+    imports those can hold it (schemas' hot checks, built ahead). Unsupported or re.error when
+    `generate` would answer None."""
+    return _Generator(schema).source(name)
+
+
+_MAX_LITERAL_DEPTH = 100  # Python's parser refuses 200 nested brackets; schemas read by `strict` nest 64 at most
+
+
+def _literal(v: Any, depth: int = 0) -> str:
+    """Python source for a constant the generator binds: a JSON value (of the same types: 1 stays int,
+    1.0 float) or a tuple/frozenset of them (a frozenset's members sorted: the text is stable)."""
+    t, inner = type(v), depth + 1
+    if depth > _MAX_LITERAL_DEPTH:
+        raise Unsupported("constant nested too deeply")
+    if t is int and v.bit_length() > 14_000:  # ~4200 digits: repr() refuses over 4300 (int_max_str_digits)
+        raise Unsupported("integer too long")
+    if v is None or t in (bool, int, str):
+        return repr(v)
+    if t is float:
+        return repr(v) if math.isfinite(v) else f"float({repr(v)!r})"
+    if t is list:
+        return "[" + ", ".join(_literal(x, inner) for x in v) + "]"
+    if t is dict:
+        return "{" + ", ".join(f"{_literal(k, inner)}: {_literal(x, inner)}" for k, x in v.items()) + "}"
+    if t is tuple:
+        return _tuple(_literal(x, inner) for x in v)
+    if t is frozenset:
+        return "frozenset({" + ", ".join(sorted(_literal(x, inner) for x in v)) + "})" if v else "frozenset()"
+    raise Unsupported(f"constant of type {t.__name__}")
+
+
+def _tuple(items: Iterable[str]) -> str:
+    parts = list(items)
+    return f"({parts[0]},)" if len(parts) == 1 else "(" + ", ".join(parts) + ")"
 
 
 def _atom(text: str) -> bool:
@@ -335,6 +383,18 @@ def _atom(text: str) -> bool:
     return False
 
 
+def _negated(expr: str) -> str:
+    """`not expr`, as a linter would write it (the same bytecode): `a is not b` for `a is b` and back,
+    `X` for `not X` when X is one operand, an operand's own brackets not doubled."""
+    inner = expr[1:-1] if expr.startswith("(") and _atom(expr) else expr
+    if _IS.fullmatch(inner):
+        return inner.replace(" is not ", " is ") if " is not " in inner else inner.replace(" is ", " is not ")
+    if expr.startswith("not ") and _atom(expr[len("not "):]):
+        return expr[len("not "):]
+    return f"not {expr}" if _atom(expr) else f"not ({expr})"
+
+
+_IS = re.compile(r"(?:type\(v\)|v) is (?:not )?\w+")  # one identity test: its negation is `is not`
 _CALL_ONLY = re.compile(r"if not _[rs]\d+\(v\): return False")  # a body that only calls another check
 _TYPE_TESTS = {
     "object": "type(v) is dict", "array": "type(v) is list", "string": "type(v) is str", "boolean": "type(v) is bool",
@@ -349,34 +409,31 @@ class _Generator:
 
     def __init__(self, root: dict[str, Any]):
         self.root = root
-        self.ns: dict[str, Any] = {"_scalar_equal": _scalar_equal, "_unique": _unique}
-        self.lines: list[str] = []
+        self.consts: list[str] = []  # `_kN: Any = <literal>`, first in the factory
+        self.lines: list[str] = []  # the functions' definitions
+        self.tables: list[str] = []  # `_tN = {...}`: dicts/tuples of generated functions, bound after them
         self.refs: dict[str, str] = {}
-        self.tables: list[tuple[str, Any]] = []  # names bound after exec: dicts/tuples of generated functions
         self.bodies: dict[str, str] = {}  # generated body -> its function's name
-        self.values: dict[tuple[str, str], str] = {}  # (type, repr) of a constant -> its name
+        self.values: dict[str, str] = {}  # a constant's source -> its name
 
-    def build(self) -> Check:
+    def source(self, name: str) -> str:
         top = self.compile(self.root)
-        exec(compile("\n".join(self.lines) + "\n", "<fastschema>", "exec"), self.ns)  # noqa: S102 - our own generated source
-        for name, spec in self.tables:
-            if isinstance(spec, dict):
-                self.ns[name] = {k: self.ns[f] for k, f in spec.items()}
-            else:
-                self.ns[name] = tuple((search, self.ns[f]) for search, f in spec)
-        check: Check = self.ns[top]
-        return check
+        inner = [*self.consts, *self.lines, *self.tables, f"return {top}"]
+        return "\n".join([f"def {name}() -> Check:", *("    " + line for line in inner)]) + "\n"
 
-    def value(self, v: Any, key: tuple[str, str] | None = None) -> str:
-        key = key or (type(v).__name__, repr(v))
-        name = self.values.get(key)
+    def value(self, v: Any) -> str:
+        return self._constant(_literal(v))
+
+    def _constant(self, text: str) -> str:
+        name = self.values.get(text)
         if name is None:
-            name = self.values[key] = f"_k{len(self.values)}"
-            self.ns[name] = v
+            name = self.values[text] = f"_k{len(self.values)}"
+            self.consts.append(f"{name}: Any = {text}")
         return name
 
     def search(self, pattern: str) -> str:
-        return self.value(re.compile(pattern).search, ("re", pattern))
+        re.compile(pattern)  # a bad pattern: re.error now, not when the factory runs
+        return self._constant(f"re.compile({pattern!r}).search")
 
     def ref(self, pointer: str) -> str:
         if pointer not in self.refs:
@@ -409,15 +466,18 @@ class _Generator:
         if body == ["return False"]:
             return "False"
         if len(body) == 1 and body[0].startswith("if ") and body[0].endswith(": return False"):
-            cond = body[0][len("if "):-len(": return False")]
-            if cond.startswith("not ") and _atom(cond[len("not "):]):
-                return f"({cond[len('not '):]})"
-            return f"(not ({cond}))"
+            positive = _negated(body[0][len("if "):-len(": return False")])
+            return positive if _atom(positive) else f"({positive})"
         return f"{self._named(body)}(v)"  # the body built once (building it again doubled per nesting level)
 
     def define(self, name: str, body: list[str]) -> None:
-        self.lines.append(f"def {name}(v):")
-        self.lines.extend("    " + line for line in body)
+        self.lines.append(f"def {name}(v: Any) -> bool:")
+        for line in body:
+            if line.endswith(": return False"):  # written on two lines (PEP 8; the same bytecode)
+                indent = line[:len(line) - len(line.lstrip())]
+                self.lines += ["    " + line[:-len(" return False")], "    " + indent + "    return False"]
+            else:
+                self.lines.append("    " + line)
         self.lines.append("    return True")
 
     def body(self, s: Any) -> list[str]:  # noqa: C901 - one branch per keyword, as in _Compiler.compile
@@ -436,7 +496,7 @@ class _Generator:
                 tests.append(_TYPE_TESTS[n])
             if not tests:
                 raise Unsupported("type []")
-            out.append(f"if not ({' or '.join(tests)}): return False")
+            out.append(f"if {_negated(tests[0] if len(tests) == 1 else '(' + ' or '.join(tests) + ')')}: return False")
         if "const" in s:
             c = self.value(s["const"])
             out.append(f"if not (type(v) is str and v == {c}): return False" if type(s["const"]) is str
@@ -495,18 +555,18 @@ class _Generator:
             names_ok = self.compile(s["propertyNames"])
             out += ["if type(v) is dict:", "    for k in v:", f"        if not {names_ok}(k): return False"]
         props = {k: self.compile(sub) for k, sub in (s.get("properties") or {}).items()}
-        patterns = [(re.compile(p).search, self.compile(sub)) for p, sub in (s.get("patternProperties") or {}).items()]
+        patterns = [(self.search(p), self.compile(sub)) for p, sub in (s.get("patternProperties") or {}).items()]
         extra = s.get("additionalProperties", True)
         extra_fn = None if extra is True or extra is False else self.compile(extra)
         if not (props or patterns or extra is not True):
             return out
         if len(props) == 1 and not patterns and extra is True:  # one known key: looked up, not looped for
             (key, check), = props.items()
-            k = self.value(key, ("key", key))
+            k = self.value(key)
             out.append(f"if type(v) is dict and {k} in v and not {check}(v[{k}]): return False")
             return out
         table = f"_t{len(self.tables)}"
-        self.tables.append((table, props))
+        self.tables.append(f"{table}: dict[str, Check] = {{{', '.join(f'{_literal(k)}: {f}' for k, f in props.items())}}}")
         out += ["if type(v) is dict:", "    for k, x in v.items():", f"        p = {table}.get(k)"]
         if not patterns:  # _Compiler's obj_plain
             if extra is True:
@@ -516,8 +576,8 @@ class _Generator:
                         "        else: return False" if extra is False else f"        elif not {extra_fn}(x): return False"]
             return out
         pat = f"_t{len(self.tables)}"
-        self.tables.append((pat, patterns))
-        out += ["        known = p is not None", "        if known and not p(x): return False",
+        self.tables.append(f"{pat} = {_tuple(f'({search}, {check})' for search, check in patterns)}")
+        out += ["        known = p is not None", "        if p is not None and not p(x): return False",
                 f"        for search, check in {pat}:", "            if search(k) is not None:",
                 "                known = True", "                if not check(x): return False"]
         if extra is False:
@@ -531,10 +591,10 @@ class _Generator:
         if "allOf" in s:
             subs = [self.test(x) for x in s["allOf"]]
             if subs:
-                out.append(f"if not ({' and '.join(subs)}): return False")
+                out.append(f"if {_negated(' and '.join(subs))}: return False")
         if "anyOf" in s:
             subs = [self.test(x) for x in s["anyOf"]]
-            out.append(f"if not ({' or '.join(subs) or 'False'}): return False")
+            out.append(f"if {_negated(' or '.join(subs) or 'False')}: return False")
         if "oneOf" in s:
             subs = [self.test(x) for x in s["oneOf"]]  # every branch evaluated, as sum() over them did
             out.append(f"if ({' + '.join(f'(1 if {t} else 0)' for t in subs) or '0'}) != 1: return False")

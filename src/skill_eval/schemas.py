@@ -5,8 +5,9 @@ format) and ship inside the wheel as `skill_eval/schemas/`. A validation failure
 becomes one line naming the file, the field path and what was wrong.
 
 Speed: a valid instance is recognised by a compiled yes/no check (`fastschema`, property-
-tested against jsonschema); only an invalid or undecidable one goes through `jsonschema`,
-which therefore still writes every error message. `jsonschema` itself is imported only
+tested against jsonschema; the bundle schemas' generated checks are built ahead, `hotschemas`);
+only an invalid or undecidable one goes through `jsonschema`, which therefore still writes every
+error message. `jsonschema` itself is imported only
 then (it costs ~0.1 s of start-up that valid input never needs).
 """
 
@@ -37,9 +38,22 @@ def schema_dir() -> Path:
 
 
 @functools.cache
+def schema_bytes(name: str) -> bytes:
+    """The schema file as read, once per process: `load_schema` parses these very bytes, and a check
+    built ahead is used only for the bytes it was generated from (`schema_digest`)."""
+    return strict.read_bytes(schema_dir() / f"{name}.schema.json")
+
+
+def schema_digest(name: str) -> str:
+    import hashlib  # here: a command that never makes a check hot does not import it
+
+    return hashlib.sha256(schema_bytes(name)).hexdigest()
+
+
+@functools.cache
 def load_schema(name: str) -> dict[str, Any]:
     path = schema_dir() / f"{name}.schema.json"
-    schema: dict[str, Any] = strict.load_json(path)
+    schema: dict[str, Any] = strict.loads_json(strict.decode_utf8(schema_bytes(name), path), path)  # = load_json
     return schema
 
 
@@ -59,7 +73,8 @@ def _fast(name: str) -> fastschema.Check | None:
 
 # After this many validations against one schema in a process, its check is rebuilt as generated
 # source (fastschema.generate: ~2x faster per value, ~10x dearer to build), so a schema used a few
-# times per run (config, content) never pays the build and bundle schemas over thousands do.
+# times per run (config, content) never pays the build and bundle schemas over thousands do. The
+# bundle schemas' generated checks are also built ahead (_hot_schemas, see `hotschemas`).
 GENERATE_AFTER = 300
 _HOT: dict[str, fastschema.Check] = {}
 _USES: dict[str, int] = {}
@@ -70,9 +85,10 @@ def make_hot(names: Iterable[str]) -> None:
     calls it before forking its workers with the bundle schemas: built once in the parent and
     inherited, instead of once per worker after 300 slower validations each."""
     for name in names:
-        check = _fast(name)
-        if name not in _HOT and check is not None:
-            _HOT[name] = fastschema.generate(load_schema(name)) or check
+        if name not in _HOT:
+            check = _generated(name) or _fast(name)
+            if check is not None:
+                _HOT[name] = check
 
 
 def _check_for(name: str) -> fastschema.Check | None:
@@ -81,8 +97,19 @@ def _check_for(name: str) -> fastschema.Check | None:
         return None
     uses = _USES[name] = _USES.get(name, 0) + 1
     if uses >= GENERATE_AFTER:
-        _HOT[name] = fastschema.generate(load_schema(name)) or check
+        _HOT[name] = _generated(name) or check
     return check
+
+
+def _generated(name: str) -> fastschema.Check | None:
+    """`fastschema.generate`'s check for this schema: the factory built ahead (_hot_schemas) when it
+    was generated from exactly the bytes this process's schema is parsed from, else generated now."""
+    from skill_eval import _hot_schemas
+
+    ahead = _hot_schemas.FACTORIES.get(name)
+    if ahead is not None and ahead[0] == schema_digest(name):
+        return ahead[1]()
+    return fastschema.generate(load_schema(name))
 
 
 def is_valid_fast(instance: Any, name: str) -> bool:

@@ -19,11 +19,15 @@ import re
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
-
-import yaml
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from skill_eval.errors import InputError
+
+if TYPE_CHECKING:  # at run time: imported, and the loaders built, by the first YAML read (_build_yaml_loaders)
+    import yaml
+
+    _StrictLoader: type[yaml.SafeLoader]
+    _CStrictLoader: type[yaml.SafeLoader] | None
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -337,61 +341,88 @@ def dumps_json(value: Any) -> str:
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate mapping keys, anchors and aliases, and deep nesting.
+def _build_yaml_loaders() -> None:
+    """Import PyYAML and define _StrictLoader and _CStrictLoader, on the first YAML document read:
+    the import costs ~7 ms that a command reading only JSON and TOML (every command reads the TOML
+    config) never needs. `strict._StrictLoader` from outside builds them too (module __getattr__)."""
+    global yaml, _StrictLoader, _CStrictLoader
+    import yaml
 
-    Dates stay strings (no implicit timestamp type): a schema decides what a field holds, and
-    an impossible date like 2020-02-31 is then an ordinary schema error, not a crash.
-    """
+    class StrictLoader(yaml.SafeLoader):
+        """SafeLoader that refuses duplicate mapping keys, anchors and aliases, and deep nesting.
 
-    _depth = 0
-
-    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
-        event = self.peek_event()  # type: ignore[no-untyped-call]  # Parser.peek_event is unannotated in types-PyYAML
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-            raise yaml.composer.ComposerError(
-                None, None, "anchors and aliases (&name, *name) are not allowed", event.start_mark)
-        self._depth += 1
-        try:
-            if self._depth > MAX_DEPTH:
-                raise yaml.composer.ComposerError(
-                    None, None, f"nested deeper than {MAX_DEPTH} levels", event.start_mark)
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-
-# Drop the implicit timestamp resolver (keep every other SafeLoader resolver).
-_StrictLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-if getattr(yaml, "__with_libyaml__", False):
-    # the stubs do not declare yaml.cyaml.CParser (it exists whenever __with_libyaml__ is true)
-    class _CStrictLoader(yaml.cyaml.CParser, _StrictLoader):  # type: ignore[misc,name-defined]
-        """_StrictLoader with libyaml's C scanner and parser underneath (~10x faster on our files).
-
-        Only the event stream comes from C: composing (with the strict checks) and constructing
-        stay _StrictLoader's own Python code. `loads_yaml` re-parses with _StrictLoader whenever
-        this loader raises, so every error message is the pure-Python one.
+        Dates stay strings (no implicit timestamp type): a schema decides what a field holds, and
+        an impossible date like 2020-02-31 is then an ordinary schema error, not a crash.
         """
 
-        get_node = yaml.composer.Composer.get_node
-        check_node = yaml.composer.Composer.check_node
-        get_single_node = yaml.composer.Composer.get_single_node
+        _depth = 0
 
-        def __init__(self, stream):  # type: ignore[no-untyped-def]
-            yaml.cyaml.CParser.__init__(self, stream)  # type: ignore[attr-defined]  # not in the stubs (see above)
-            yaml.composer.Composer.__init__(self)
-            yaml.constructor.SafeConstructor.__init__(self)
-            yaml.resolver.Resolver.__init__(self)
-else:  # pragma: no cover - PyYAML built without libyaml
-    _CStrictLoader = None  # type: ignore[assignment,misc]
+        def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+            event = self.peek_event()  # type: ignore[no-untyped-call]  # Parser.peek_event is unannotated in types-PyYAML
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                raise yaml.composer.ComposerError(
+                    None, None, "anchors and aliases (&name, *name) are not allowed", event.start_mark)
+            self._depth += 1
+            try:
+                if self._depth > MAX_DEPTH:
+                    raise yaml.composer.ComposerError(
+                        None, None, f"nested deeper than {MAX_DEPTH} levels", event.start_mark)
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+
+    # Drop the implicit timestamp resolver (keep every other SafeLoader resolver).
+    StrictLoader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+    # (the stubs type this unbound method's self as SafeConstructor, which add_constructor's loader bound excludes)
+    StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)  # type: ignore[type-var]
+    # Types JSON cannot hold would reach graders and writers that only know JSON types.
+    for tag in ("binary", "set", "omap", "pairs"):
+        StrictLoader.add_constructor(f"tag:yaml.org,2002:{tag}", _refuse_tag)
+    c_loader = None
+    if getattr(yaml, "__with_libyaml__", False):  # else: PyYAML built without libyaml
+        # the stubs do not declare yaml.cyaml.CParser (it exists whenever __with_libyaml__ is true)
+        class CStrictLoader(yaml.cyaml.CParser, StrictLoader):  # type: ignore[misc,name-defined]
+            """_StrictLoader with libyaml's C scanner and parser underneath (~10x faster on our files).
+
+            Only the event stream comes from C: composing (with the strict checks) and constructing
+            stay _StrictLoader's own Python code. `loads_yaml` re-parses with _StrictLoader whenever
+            this loader raises, so every error message is the pure-Python one.
+            """
+
+            get_node = yaml.composer.Composer.get_node
+            check_node = yaml.composer.Composer.check_node
+            get_single_node = yaml.composer.Composer.get_single_node
+
+            def __init__(self, stream):  # type: ignore[no-untyped-def]
+                yaml.cyaml.CParser.__init__(self, stream)  # type: ignore[attr-defined]  # not in the stubs (see above)
+                yaml.composer.Composer.__init__(self)
+                yaml.constructor.SafeConstructor.__init__(self)
+                yaml.resolver.Resolver.__init__(self)
+
+        c_loader = CStrictLoader
+    _CStrictLoader = c_loader
+    _StrictLoader = StrictLoader  # last: its presence means both are built (_yaml_ready)
 
 
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+def _yaml_ready() -> None:
+    if "_StrictLoader" not in globals():
+        _build_yaml_loaders()
+
+
+if not TYPE_CHECKING:  # (hidden from mypy, which would otherwise type every unknown strict.x as Any)
+    def __getattr__(name: str) -> Any:
+        if name in ("_StrictLoader", "_CStrictLoader"):
+            _yaml_ready()
+            return globals()[name]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     loader.flatten_mapping(node)
     mapping: dict[Any, Any] = {}
     for key_node, value_node in node.value:
@@ -410,7 +441,7 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
     return mapping
 
 
-def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
     digits = str(node.value).lstrip("+-").replace("_", "")
     if len(digits) > MAX_INT_DIGITS:
         raise yaml.constructor.ConstructorError(
@@ -418,21 +449,10 @@ def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
     return yaml.SafeLoader.construct_yaml_int(loader, node)
 
 
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-_StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-# (the stubs type this unbound method's self as SafeConstructor, which add_constructor's loader bound excludes)
-_StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)  # type: ignore[type-var]
-
-
-def _refuse_tag(loader: _StrictLoader, node: yaml.Node) -> Any:
+def _refuse_tag(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
     raise yaml.constructor.ConstructorError(
         None, None, f"tag {node.tag} is not allowed (only JSON types: mappings, lists, strings, numbers, "
         "booleans, null)", node.start_mark)
-
-
-# Types JSON cannot hold would reach graders and writers that only know JSON types.
-for _tag in ("binary", "set", "omap", "pairs"):
-    _StrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
 
 
 # Parsed documents by their exact text (pure-Python YAML costs ~2 ms per KiB; one `pr` reads
@@ -466,6 +486,7 @@ def loads_yaml(text: str, source: object) -> Any:
 
 
 def _loads_yaml(text: str, source: object) -> Any:
+    _yaml_ready()
     if _CStrictLoader is not None:
         try:
             docs = list(yaml.load_all(text, Loader=_CStrictLoader))  # noqa: S506 - strict SafeLoader subclass
