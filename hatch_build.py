@@ -7,7 +7,8 @@ the build goes on without the module.
 - editable install (`pip install -e .`): compiled in place into src/skill_eval/ (gitignored);
 - wheel: compiled into a temporary directory, force-included as skill_eval/_fastjson<EXT_SUFFIX>,
   and the wheel is tagged for this interpreter and platform;
-- sdist: nothing to compile (it ships the .c file and this hook).
+- sdist: nothing to compile (it ships the .c file and this hook);
+- `python hatch_build.py`: recompile in place (an editable install does not notice an edited .c file).
 """
 
 from __future__ import annotations
@@ -86,3 +87,7 @@ class FastJsonHook(BuildHookInterface):
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
         if getattr(self, "_tmp", None):
             shutil.rmtree(str(self._tmp), ignore_errors=True)
+
+
+if __name__ == "__main__":  # `python hatch_build.py`: recompile in place after editing the C source
+    print(compile_extension(SOURCE, SOURCE.parent))

@@ -396,6 +396,15 @@ def test_env_switch_turns_the_fast_path_off():
     assert (on.stdout.strip(), off.stdout.strip()) == ("False", "True")
 
 
+def test_module_in_place_is_built_from_the_current_source():
+    """An editable install compiles the module in place once; after an edit of the C source it is stale
+    (rebuild: `python hatch_build.py` or `pip install -e .`)."""
+    built = Path(fastjson.__file__)
+    source = built.with_name("_fastjson.c")
+    if source.is_file():
+        assert built.stat().st_mtime >= source.stat().st_mtime, "stale: run `python hatch_build.py`"
+
+
 def test_build_hook_compiles_without_warnings(tmp_path):
     """hatch_build.compile_extension (editable installs and wheels use it) builds the module warning-free
     (-Werror on top of -Wall -Wextra) and what it builds works; with no compiler it raises, and the

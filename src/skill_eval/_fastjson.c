@@ -293,7 +293,10 @@ parse_number(Parser *ps)
         char *stop = NULL;
         double d = PyOS_string_to_double((const char *)s, &stop, NULL);
         if (d == -1.0 && PyErr_Occurred()) {
-            return NULL;
+            if (PyErr_ExceptionMatches(PyExc_ValueError)) {
+                PyErr_Clear();  /* beyond dtoa's digit limit: float() refuses it too, strict.py words it */
+            }
+            return NULL;  /* else MemoryError: propagated */
         }
         if (stop != (const char *)p || !isfinite(d)) {
             return NULL;  /* 1e400 and the like: strict.py words the refusal */
