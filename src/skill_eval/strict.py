@@ -18,9 +18,9 @@ import math
 import os
 import re
 import tomllib
+import types
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any, NoReturn, TypeVar
 
 import yaml
@@ -169,9 +169,9 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
-def _compiled_fast_path() -> ModuleType | None:
+def _compiled_fast_path() -> types.ModuleType | None:
     """The C fast path (skill_eval._fastjson, built by hatch_build.py when a compiler is at hand), or None:
-    not built, or turned off with SKILL_EVAL_FASTJSON=0 (reference runs in tests and bench.py)."""
+    not built, or turned off with SKILL_EVAL_FASTJSON=0 (reference runs)."""
     if os.environ.get("SKILL_EVAL_FASTJSON", "1") == "0":
         return None
     try:
