@@ -22,6 +22,14 @@ from skill_eval.runner.normalize import check_evidence
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def _pure_python_json(monkeypatch):
+    """These tests hold strict.py's pure-Python fast paths to the careful code; the compiled one
+    (skill_eval._fastjson, answering first when built) would answer in their place, so it is off here
+    (tests/test_fastjson.py holds it to the Python path)."""
+    monkeypatch.setattr(strict, "_fastjson", None)
+
+
 def _loads_outcome(text: str) -> tuple[str, object]:
     """strict.loads_json's answer or its refusal's words: what a fast path must reproduce."""
     try:

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import tomllib
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -171,9 +173,31 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
+def _compiled_fast_path() -> types.ModuleType | None:
+    """The C fast path (skill_eval._fastjson, built by hatch_build.py when a compiler is at hand), or None:
+    not built, or turned off with SKILL_EVAL_FASTJSON=0 (reference runs)."""
+    if os.environ.get("SKILL_EVAL_FASTJSON", "1") == "0":
+        return None
+    try:
+        from skill_eval import _fastjson
+    except ImportError:
+        return None
+    return _fastjson
+
+
+# Its loads/loads_lines return exactly what the code below returns for a plainly valid document and
+# NotImplemented for anything else (duplicate key, deep nesting, long integer, 1e400, lone surrogate,
+# BOM, trailing data, ...): the code below then words the refusal, or accepts the rare valid oddity.
+_fastjson = _compiled_fast_path()
+
+
 def loads_json(text: str, source: object) -> Any:
     """Parse one strict JSON document (no duplicates at any depth, no NaN, no trailing data),
     then apply check_value's limits."""
+    if _fastjson is not None:
+        fast = _fastjson.loads(text)
+        if fast is not NotImplemented:
+            return fast
     if text.startswith("\ufeff"):
         raise InputError("starts with a byte-order mark", source=source, fix="remove the BOM")
     data = _utf8(text)  # once, for the integer precheck and the limits' fast answer
@@ -270,6 +294,10 @@ def _shallow(value: Any) -> bool:
 def loads_jsonl(text: str, source: object) -> list[Any]:
     """Parse JSON Lines: one strict JSON value per line. A blank line (anywhere but after the
     final newline) is refused — a writer never produces one, so it marks an edit."""
+    if _fastjson is not None:
+        values = _fastjson.loads_lines(text)
+        if isinstance(values, list):  # else NotImplemented
+            return values
     fast = _plain_lines(text)
     if fast is not None:
         return fast
