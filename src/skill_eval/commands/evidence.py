@@ -23,6 +23,7 @@ PENDING = "evidence-pending.yaml"  # = evidence.PENDING
 
 NAME = "evidence"
 HELP = "check that committed evidence is complete, fresh and passes the gates (re-grades every bundle)"
+FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
