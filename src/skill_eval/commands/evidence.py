@@ -83,17 +83,22 @@ def run(args: argparse.Namespace) -> int:
                        "or stale evidence being re-recorded (evidence-rerecord.yaml):"]
         lines += [f"!!   {p}" for p in r.pending]
         lines.append(bar)
-    failing = [g for g in r.grades if g.failures()]
-    gated = [g for g in failing if g.meta.get("arm") == "skill-agent"]
+    failing = [(g, failures) for g in r.grades if (failures := g.failures())]  # each grade's failures, asked once
     controls: dict[str, int] = {}
-    for g in failing if not args.verbose else ():
-        if g.meta.get("arm") != "skill-agent":  # comparison arms: lift evidence (`skill-eval scorecard`), not gated per bundle
-            controls[g.meta["arm"]] = controls.get(g.meta["arm"], 0) + 1  # (a grade's meta has every key)
+    if not args.verbose:  # comparison arms: lift evidence (`skill-eval scorecard`), not gated per bundle
+        gated = []
+        for g, failures in failing:
+            if g.meta.get("arm") == "skill-agent":
+                gated.append((g, failures))
+            else:
+                arm: str = g.meta["arm"]  # (a grade's meta has every key)
+                controls[arm] = controls.get(arm, 0) + 1
+        failing = gated
     tail = [f"  {arm}: {n} bundle(s) fail some dimension (comparison evidence, not gated; --verbose lists them)"
             for arm, n in sorted(controls.items())]
     tail.append("evidence: ok" if r.passed else f"evidence: {len(r.errors)} problem(s)")
     # streamed, not listed: thousands of bundles make thousands of lines (memory stays flat)
-    graded = (f"  graded {g.bundle}: failures {g.failures()}" for g in (gated if not args.verbose else failing))
+    graded = (f"  graded {g.bundle}: failures {failures}" for g, failures in failing)
     out_lines = itertools.chain(lines, summarise(r.errors, args.verbose), graded, tail)
     payload = {"passed": r.passed, "suite": r.suite, "stage": r.stage, "expected": r.expected, "found": r.found,
                "errors": r.errors, "pending": r.pending,
