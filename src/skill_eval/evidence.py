@@ -30,7 +30,6 @@ error once it has evidence or names nothing expected — so the list can only sh
 from __future__ import annotations
 
 import sys
-from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -353,7 +352,8 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
     errors += layout
     report.found = len(found)
 
-    by_slot: dict[Slot, list[_Seen]] = defaultdict(list)
+    # by slot's fields: a plain tuple hashes in C (Slot's generated __hash__/__eq__ are Python calls)
+    runs: dict[tuple[str, str, str, str, int], list[_Seen]] = {}
     # A/A calibration bundles (run id ending -aa): checked like any bundle, never counted toward the gates
     aa = [f.slot is not None and is_aa(f.rel) for f in found]
     for f, is_aa_run in zip(found, aa, strict=True):
@@ -366,11 +366,17 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
             if slot not in full:
                 errors.append(f"extra: evidence/{f.rel} is an A/A run of a slot no suite expects (unknown item, arm or k)")
         else:
-            by_slot[slot].append(f)
+            fields = (slot.kind, slot.skill, slot.arm, slot.item, slot.k)
+            same = runs.get(fields)
+            if same is None:
+                runs[fields] = [f]
+            else:
+                same.append(f)
         if f.grade is not None and isolation.is_control(slot.arm):
             reasons = f.contamination if f.contamination is not None else contamination_of(cfg, evidence_dir(cfg) / f.rel)
             for why in reasons:
                 errors.append(f"contaminated: evidence/{f.rel}: {why}")
+    by_slot: dict[Slot, list[_Seen]] = {Slot(*fields): fs for fields, fs in runs.items()}
     for slot, fs in sorted(by_slot.items()):
         if len(fs) > 1:
             report.errors.append(f"duplicated: {slot.kind} {slot.item} [{slot.arm}] k={slot.k} has {len(fs)} bundles: "

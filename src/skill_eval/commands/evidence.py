@@ -43,7 +43,7 @@ def summarise(errors: list[str], verbose: bool) -> Iterator[str]:
         kind, _, tail = e.partition(": ")
         where = tail.split("expected at ", 1)[-1] if kind == "missing" else tail
         if kind in ("stale", "missing") and where.startswith("evidence/"):
-            who = where.split("/")[1]
+            who = where.split("/", 2)[1]
             per.setdefault(who, {}).setdefault(kind, 0)
             per[who][kind] += 1
         else:
