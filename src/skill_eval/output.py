@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-BATCH_CHARS = 1 << 16  # text lines are written ~64 KiB at a time
+BATCH_CHARS = 1 << 13  # text lines are written ~8 KiB at a time (stdout's own buffer size)
 
 
 def emit(args: Any, text_lines: Iterable[str], payload: dict[str, Any]) -> None:
@@ -19,7 +19,7 @@ def emit(args: Any, text_lines: Iterable[str], payload: dict[str, Any]) -> None:
 
 
 def write_lines(lines: Iterable[str]) -> None:
-    """What `print(line)` for each line writes, joined into one write per ~64 KiB: print makes two
+    """What `print(line)` for each line writes, joined into one write per ~8 KiB: print makes two
     writes per line, each a system call when stdout is unbuffered (PYTHONUNBUFFERED) or, per line,
     on a terminal."""
     out = sys.stdout
