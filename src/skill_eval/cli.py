@@ -265,10 +265,10 @@ def exit_now(code: int) -> None:
     atexit._run_exitfuncs()  # as the interpreter would (and they are not run twice: this empties the list)
     for stream in (sys.stdout, sys.stderr):
         try:
-            if stream is not None and not stream.closed:
+            if stream is not None and not getattr(stream, "closed", False):
                 stream.flush()
-        except (OSError, ValueError):
-            return  # left to the interpreter's own flush, which fails again and reports it as it always did
+        except Exception:  # noqa: BLE001 - left to the interpreter's own flush, which fails again and reports it as it always did
+            return
     os._exit(code)
 
 
