@@ -150,3 +150,26 @@ def test_cli_baseline_update_refuses_failing_zero_tolerance(cfg, capsys):
     record(cfg, k=0, verdict="COMPATIBLE")
     assert cli.main(["baseline", "update", "--root", str(cfg.root)]) == 1
     assert "zero-tolerance" in capsys.readouterr().err
+
+
+def test_text_output_lists_failing_skill_agent_bundles_and_counts_comparison_arms():
+    from skill_eval.commands import evidence as command
+
+    def grade(bundle, arm, failures):
+        asked = []
+
+        def fails():
+            asked.append(1)
+            return list(failures)
+        return SimpleNamespace(bundle=bundle, meta={"arm": arm}, failures=fails, asked=asked)
+
+    grades = [grade("a/0", "skill-agent", [6, "bundle"]), grade("b/0", "baseline", [2]), grade("c/0", "skill-agent", []),
+              grade("d/0", "docs", [1]), grade("e/0", "baseline", [6]), grade("f/0", "skill-agent", [3])]
+    assert list(command.graded(grades, verbose=False)) == [
+        "  graded a/0: failures [6, 'bundle']", "  graded f/0: failures [3]",
+        "  baseline: 2 bundle(s) fail some dimension (comparison evidence, not gated; --verbose lists them)",
+        "  docs: 1 bundle(s) fail some dimension (comparison evidence, not gated; --verbose lists them)"]
+    assert [len(g.asked) for g in grades] == [1] * 6  # each grade's failures asked once
+    assert list(command.graded(grades, verbose=True)) == [
+        "  graded a/0: failures [6, 'bundle']", "  graded b/0: failures [2]", "  graded d/0: failures [1]",
+        "  graded e/0: failures [6]", "  graded f/0: failures [3]"]

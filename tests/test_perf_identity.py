@@ -118,11 +118,12 @@ def test_slim_grade_answers_like_the_grade(synthetic):
 
 
 def test_lazy_literals_match_their_sources():
-    from skill_eval import evidence
+    from skill_eval import evidence, rerecord
     from skill_eval.commands import evidence as evidence_cmd
     from skill_eval.graders import STAGES
 
     assert evidence_cmd.STAGES == STAGES and evidence_cmd.PENDING == evidence.PENDING
+    assert evidence.RERECORD == rerecord.FILE
 
 
 def test_pr_reads_each_evidence_bundle_once(capsys, monkeypatch):

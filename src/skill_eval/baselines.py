@@ -55,12 +55,17 @@ def rates(grades: list[Grade], dims: tuple[int | str, ...], arm: str = "skill-ag
     does not apply, which is not the same as "no counted run" (all unjudged)."""
     out: dict[Triple, dict[int | str, list[int]]] = defaultdict(lambda: {d: [0, 0, 0] for d in dims})
     names = [(d, str(d)) for d in dims]
+    triples: dict[tuple[str, str, str], Triple] = {}  # triple_of's answer, one Triple per distinct key
     for g in grades:
-        if g.meta.get("arm") != arm:
+        m = g.meta
+        if m.get("arm") != arm or g.kind != "behavioral":
             continue
-        t = triple_of(g)
+        skill, agent, model = m.get("skill"), m.get("agent"), m.get("model")
+        if not skill or not agent or not model:
+            continue
+        t = triples.get((skill, agent, model))
         if t is None:
-            continue
+            t = triples[(skill, agent, model)] = Triple(skill, agent, model)
         for d, name in names:
             status = g.status_of(name)
             if status is None or status == "not_applicable":

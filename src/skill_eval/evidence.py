@@ -30,7 +30,6 @@ error once it has evidence or names nothing expected — so the list can only sh
 from __future__ import annotations
 
 import sys
-from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +46,7 @@ if TYPE_CHECKING:
 
 EVIDENCE = "evidence"  # below the evals root: Config.evidence_rel
 PENDING = "evidence-pending.yaml"
+RERECORD = "evidence-rerecord.yaml"  # = rerecord.FILE (tests/test_perf_identity.py); literal: most hosts have none
 LAYOUT_DEPTH = 5  # <skill|trigger>/<arm>/<run-id>/<item>/<k>
 AA_SUFFIX = "-aa"
 
@@ -265,11 +265,12 @@ def _meta_of(cfg: Config, rel: str) -> dict[str, Any]:
 
 
 def _deferrals(cfg: Config, stage: str) -> Deferrals | None:
-    """Re-record deferrals (rerecord.py), or None when the host has none (no extra digest work)."""
+    """Re-record deferrals (rerecord.py), or None when the host has none (no extra digest work, and
+    rerecord is not even imported)."""
+    if not (cfg.evals_dir / RERECORD).exists():
+        return None
     from skill_eval import freshness, rerecord
 
-    if not (cfg.evals_dir / rerecord.FILE).exists():
-        return None
     return rerecord.Deferrals(cfg, freshness.current(cfg), stage)
 
 
@@ -347,24 +348,35 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
 
 def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], expected: set[Slot], full: set[Slot],
            stage: str, get_catalog: Callable[[], Catalog]) -> Report:
-    report.errors += layout
+    errors = report.errors
+    errors += layout
     report.found = len(found)
 
-    by_slot: dict[Slot, list[_Seen]] = defaultdict(list)
-    aa: list[_Seen] = []  # A/A calibration bundles: checked like any bundle, never counted toward the gates
-    for f in found:
+    # by slot's fields: a plain tuple hashes in C (Slot's generated __hash__/__eq__ are Python calls)
+    runs: dict[tuple[str, str, str, str, int], list[_Seen]] = {}
+    # A/A calibration bundles (run id ending -aa): checked like any bundle, never counted toward the gates
+    aa = [f.slot is not None and is_aa(f.rel) for f in found]
+    for f, is_aa_run in zip(found, aa, strict=True):
         for p in f.problems:
-            report.errors.append(f"unreadable: evidence/{f.rel}: {p}")
-        if f.slot is not None and is_aa(f.rel):
-            aa.append(f)
-            if f.slot not in full:
-                report.errors.append(f"extra: evidence/{f.rel} is an A/A run of a slot no suite expects (unknown item, arm or k)")
-        elif f.slot is not None:
-            by_slot[f.slot].append(f)
-        if f.slot is not None and f.grade is not None and isolation.is_control(f.slot.arm):
+            errors.append(f"unreadable: evidence/{f.rel}: {p}")
+        slot = f.slot
+        if slot is None:
+            continue
+        if is_aa_run:
+            if slot not in full:
+                errors.append(f"extra: evidence/{f.rel} is an A/A run of a slot no suite expects (unknown item, arm or k)")
+        else:
+            fields = (slot.kind, slot.skill, slot.arm, slot.item, slot.k)
+            same = runs.get(fields)
+            if same is None:
+                runs[fields] = [f]
+            else:
+                same.append(f)
+        if f.grade is not None and isolation.is_control(slot.arm):
             reasons = f.contamination if f.contamination is not None else contamination_of(cfg, evidence_dir(cfg) / f.rel)
             for why in reasons:
-                report.errors.append(f"contaminated: evidence/{f.rel}: {why}")
+                errors.append(f"contaminated: evidence/{f.rel}: {why}")
+    by_slot: dict[Slot, list[_Seen]] = {Slot(*fields): fs for fields, fs in runs.items()}
     for slot, fs in sorted(by_slot.items()):
         if len(fs) > 1:
             report.errors.append(f"duplicated: {slot.kind} {slot.item} [{slot.arm}] k={slot.k} has {len(fs)} bundles: "
@@ -392,29 +404,32 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
         why = " (pending entries do not excuse the release stage)" if key in pend_keys else ""
         report.errors.append(f"missing: {slot.kind} {slot.item} [{slot.arm}] k={slot.k} "
                              f"(expected at evidence/{slot.skill}/{slot.arm}/<run-id>/{slot.item}/{slot.k}/){why}")
+    expected_items = {(s.kind, s.item) for s in expected}
     for key in sorted(pend_keys):
-        if any((s.kind, s.item) == key for s in expected):
+        if key in expected_items:
             report.pending.append(f"PENDING {key[0]} {key[1]}: {pend_keys[key]['reason']}")
 
     catalog = get_catalog()
     deferrals = _deferrals(cfg, stage) if found else None
-    for f in found:
+    grades = report.grades
+    for f, is_aa_run in zip(found, aa, strict=True):
         g = f.grade
         if g is None:
             continue
-        stale = list(f.stale)
-        if stale and deferrals is not None and deferrals.excuses(_meta_of(cfg, f.rel), stale):
-            stale = []  # reviewed, expiring, digest-bound deferral (rerecord.py): listed as pending below
-        for p in stale:
-            report.errors.append(f"stale: evidence/{f.rel}: {p}")
-        if not is_aa(f.rel):  # A/A runs calibrate the scorecard's noise floor; pass^k counts the main run
-            report.grades.append(g)
+        if f.stale:
+            stale = list(f.stale)
+            if deferrals is not None and deferrals.excuses(_meta_of(cfg, f.rel), stale):
+                stale = []  # reviewed, expiring, digest-bound deferral (rerecord.py): listed as pending below
+            for p in stale:
+                errors.append(f"stale: evidence/{f.rel}: {p}")
+        if not is_aa_run:  # A/A runs calibrate the scorecard's noise floor; pass^k counts the main run
+            grades.append(g)
         for name in ("bundle", RECEIPT):  # oracle assertions are gated below (pass^k, baselines), receipts here
             if g.status_of(name) == "fail":
                 c = g.checks[name]
-                report.errors.append(f"bad bundle: evidence/{f.rel}: {name}: " + "; ".join(c.reasons[:3]))
+                errors.append(f"bad bundle: evidence/{f.rel}: {name}: " + "; ".join(c.reasons[:3]))
         if stage == "release":
-            report.errors += release_problems(f.rel, _meta_of(cfg, f.rel), g)
+            errors += release_problems(f.rel, _meta_of(cfg, f.rel), g)
     if deferrals is not None:
         report.pending += deferrals.pending_lines()
         report.errors += deferrals.problems()

@@ -11,8 +11,8 @@ thresholds. Baseline-gated dimensions live in `baselines`.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from skill_eval.config import Config
 from skill_eval.graders import ORACLE_PREFIX, ZERO_TOLERANCE_DEFAULT, Grade
@@ -27,13 +27,20 @@ class GroupKey:
 
 
 def group(grades: list[Grade]) -> dict[GroupKey, list[Grade]]:
-    out: dict[GroupKey, list[Grade]] = defaultdict(list)
+    """Grades by (kind, item, arm, skill), groups in order of first appearance (a plain tuple per
+    grade; one GroupKey per group)."""
+    out: dict[tuple[str, str, str, str | None], list[Grade]] = {}
     for g in grades:
         if g.kind is None or g.item is None:
             continue
         m = g.meta
-        out[GroupKey(g.kind, g.item, str(m.get("arm")), m.get("skill"))].append(g)
-    return dict(out)
+        key = (g.kind, g.item, str(m.get("arm")), m.get("skill"))
+        runs = out.get(key)
+        if runs is None:
+            out[key] = [g]
+        else:
+            runs.append(g)
+    return {GroupKey(*key): runs for key, runs in out.items()}
 
 
 def pass_k(grades: list[Grade], k: int, zero_tolerance: tuple[int, ...] = ZERO_TOLERANCE_DEFAULT) -> list[str]:
@@ -43,30 +50,29 @@ def pass_k(grades: list[Grade], k: int, zero_tolerance: tuple[int, ...] = ZERO_T
         if key.kind != "behavioral":
             continue
         label = f"{key.item} [{key.arm}]"
-        indices = sorted(x for x in (g.meta.get("k") for g in runs) if isinstance(x, int))
+        ks: list[Any] = [g.meta.get("k") for g in runs]  # (a grade's meta has every key)
+        indices = sorted(x for x in ks if isinstance(x, int))
         if indices != list(range(k)):
             problems.append(f"pass^k: {label} has runs k={indices}, needs exactly 0..{k - 1}")
         failed = [g.failed_dimensions() for g in runs]  # once per run, not once per dimension
         for dim in zero_tolerance:
-            bad = sorted(g.meta["k"] for g, f in zip(runs, failed, strict=True) if dim in f)  # (a grade's meta has every key)
+            bad = sorted(x for x, f in zip(ks, failed, strict=True) if dim in f)
             if bad:
                 problems.append(f"pass^k: {label} fails zero-tolerance dimension {dim} in run(s) k={bad}")
-        problems += _assertions_pass_k(label, runs)
+        problems += _assertions_pass_k(label, runs, ks)
     return problems
 
 
-def _assertions_pass_k(label: str, runs: list[Grade]) -> list[str]:
+def _assertions_pass_k(label: str, runs: list[Grade], ks: list[Any]) -> list[str]:
     """pass^k per zero-tolerance oracle assertion (each grade lists its scenario's as `oracle:<name>`).
 
     A run without the assertion's sub-check (its facts were unusable) fails it: absence of proof is
     not proof. Normal assertions are not gated here but through the `oracle` baseline rate."""
-    names = sorted({n for g in runs for n in g.zero_tolerance if isinstance(n, str) and n.startswith(ORACLE_PREFIX)})
+    lists = {id(z): z for z in (g.zero_tolerance for g in runs)}  # most runs share one (interned) tuple
+    names = sorted({n for z in lists.values() for n in z if isinstance(n, str) and n.startswith(ORACLE_PREFIX)})
     problems = []
     for name in names:
-        bad = []
-        for g in runs:
-            if g.status_of(name) != "pass":
-                bad.append(g.meta.get("k"))
+        bad = [x for g, x in zip(runs, ks, strict=True) if g.status_of(name) != "pass"]
         if bad:
             problems.append(f"pass^k: {label} fails zero-tolerance oracle assertion {name[len(ORACLE_PREFIX):]!r} "
                             f"in run(s) k={sorted(bad, key=str)}")

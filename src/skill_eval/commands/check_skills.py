@@ -10,6 +10,7 @@ from skill_eval.output import emit
 
 NAME = "check-skills"
 HELP = "L0: frontmatter, links, real subject commands/flags, published-copy parity"
+FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 DESCRIPTION = (
     "Check every skill in the source tree: Agent Skills frontmatter rules, body size, that every "
     "relative link and references/ path resolves inside the published skill, that every subject "

@@ -12,6 +12,7 @@ from skill_eval.skills import discover
 
 NAME = "check-triggers"
 HELP = "L1s: BM25-score the labelled trigger corpus against skill descriptions; gate precision/recall"
+FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 DESCRIPTION = triggers.__doc__
 
 

@@ -13,17 +13,22 @@ from __future__ import annotations
 
 import argparse
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from skill_eval.commands._common import load_config
 from skill_eval.config import Config
 from skill_eval.output import emit
+
+if TYPE_CHECKING:
+    from skill_eval.graders import Grade
 
 STAGES = ("merge", "release")  # = graders.STAGES (tests/test_perf_identity.py); literal so `--help` imports no grader
 PENDING = "evidence-pending.yaml"  # = evidence.PENDING
 
 NAME = "evidence"
 HELP = "check that committed evidence is complete, fresh and passes the gates (re-grades every bundle)"
+FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,7 +48,7 @@ def summarise(errors: list[str], verbose: bool) -> Iterator[str]:
         kind, _, tail = e.partition(": ")
         where = tail.split("expected at ", 1)[-1] if kind == "missing" else tail
         if kind in ("stale", "missing") and where.startswith("evidence/"):
-            who = where.split("/")[1]
+            who = where.split("/", 2)[1]
             per.setdefault(who, {}).setdefault(kind, 0)
             per[who][kind] += 1
         else:
@@ -58,6 +63,24 @@ def summarise(errors: list[str], verbose: bool) -> Iterator[str]:
     yield from (f"FAIL {e}" for e in (errors if verbose else rest))  # streamed: one line per bad bundle
     if per and not verbose:
         yield "  (per-bundle detail: skill-eval evidence --verbose)"
+
+
+def graded(grades: Iterable[Grade], verbose: bool) -> Iterator[str]:
+    """One line per failing skill-agent bundle (with --verbose: per failing bundle of any arm), then a
+    count per comparison arm: its bundles are lift evidence (`skill-eval scorecard`), not gated per
+    bundle. Each grade's failures are asked once, and only when the text is printed."""
+    controls: dict[str, int] = {}
+    for g in grades:
+        failures = g.failures()
+        if not failures:
+            continue
+        if verbose or g.meta.get("arm") == "skill-agent":
+            yield f"  graded {g.bundle}: failures {failures}"
+        else:
+            arm: str = g.meta["arm"]  # (a grade's meta has every key)
+            controls[arm] = controls.get(arm, 0) + 1
+    for arm, n in sorted(controls.items()):
+        yield f"  {arm}: {n} bundle(s) fail some dimension (comparison evidence, not gated; --verbose lists them)"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,18 +101,9 @@ def run(args: argparse.Namespace) -> int:
                        "or stale evidence being re-recorded (evidence-rerecord.yaml):"]
         lines += [f"!!   {p}" for p in r.pending]
         lines.append(bar)
-    failing = [g for g in r.grades if g.failures()]
-    gated = [g for g in failing if g.meta.get("arm") == "skill-agent"]
-    controls: dict[str, int] = {}
-    for g in failing if not args.verbose else ():
-        if g.meta.get("arm") != "skill-agent":  # comparison arms: lift evidence (`skill-eval scorecard`), not gated per bundle
-            controls[g.meta["arm"]] = controls.get(g.meta["arm"], 0) + 1  # (a grade's meta has every key)
-    tail = [f"  {arm}: {n} bundle(s) fail some dimension (comparison evidence, not gated; --verbose lists them)"
-            for arm, n in sorted(controls.items())]
-    tail.append("evidence: ok" if r.passed else f"evidence: {len(r.errors)} problem(s)")
     # streamed, not listed: thousands of bundles make thousands of lines (memory stays flat)
-    graded = (f"  graded {g.bundle}: failures {g.failures()}" for g in (gated if not args.verbose else failing))
-    out_lines = itertools.chain(lines, summarise(r.errors, args.verbose), graded, tail)
+    out_lines = itertools.chain(lines, summarise(r.errors, args.verbose), graded(r.grades, args.verbose),
+                                ["evidence: ok" if r.passed else f"evidence: {len(r.errors)} problem(s)"])
     payload = {"passed": r.passed, "suite": r.suite, "stage": r.stage, "expected": r.expected, "found": r.found,
                "errors": r.errors, "pending": r.pending,
                # built only for --json: text output never shows it, and it is O(bundles) in memory

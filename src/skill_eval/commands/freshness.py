@@ -14,6 +14,7 @@ from skill_eval.output import emit
 
 NAME = "freshness"
 HELP = "check every evidence bundle's recorded digests against the current content (+ round trips)"
+FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 DESCRIPTION = freshness.__doc__
 
 

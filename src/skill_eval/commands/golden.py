@@ -11,6 +11,7 @@ from skill_eval.output import emit
 
 NAME = "golden"
 HELP = "re-grade the golden corpus and demand each bundle's exact expected failure set (L4)"
+FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -22,6 +22,7 @@ from skill_eval.output import emit
 
 NAME = "grade"
 HELP = "re-grade transcript bundles from their recorded artifacts (no model, no network)"
+FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

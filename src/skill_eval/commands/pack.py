@@ -11,6 +11,7 @@ from skill_eval.output import emit
 
 NAME = "pack"
 HELP = "write the evaluation pack of content digests (--check: exit 1 naming every entry that moved)"
+FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 DESCRIPTION = pack.__doc__
 
 

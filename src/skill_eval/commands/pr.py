@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 NAME = "pr"
 HELP = "run the whole pr profile: L0, surface drift, L1s, pack --check, content, golden (L4), freshness, evidence"
+FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 
 # (label, command module, argv-equivalent options)
 STEPS: tuple[tuple[str, str, dict[str, Any]], ...] = (

@@ -20,6 +20,7 @@ from skill_eval.output import emit
 
 NAME = "registry"
 HELP = "check the scenario registry: skill x mode coverage, ids, fixture/sandbox names, seed.json recipes, oracle maps"
+FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 DESCRIPTION = (
     "Load scenarios.yaml with every registry rule and list every problem, one line each (file, field, "
     "fix): each skill covered in each declared mode by a ready scenario, unique case ids, fixture and "
