@@ -143,17 +143,23 @@ def mini_repo(tmp_path: Path) -> Path:
 REPO_PARTS = ("skill-eval.toml", "skills-src", ".agents", ".claude", "agent-evals", "pyproject.toml")
 
 
-@pytest.fixture
-def repo_copy(tmp_path: Path) -> Path:
-    """A copy of this repository's host content (not its source), committed in a fresh git repo."""
-    root = tmp_path / "repo"
-    root.mkdir()
+def copy_host(root: Path) -> Path:
+    """This repository's host content (not its source) copied into `root`."""
     for part in REPO_PARTS:
         src = REPO / part
         if src.is_dir():
             shutil.copytree(src, root / part, symlinks=True)
         elif src.exists():
             shutil.copy2(src, root / part)
+    return root
+
+
+@pytest.fixture
+def repo_copy(tmp_path: Path) -> Path:
+    """A copy of this repository's host content (not its source), committed in a fresh git repo."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    copy_host(root)
     git(root, "init", "-q")
     git_commit_all(root, "copy")
     return root

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, REPO_PARTS
+from conftest import copy_host
 
 from skill_eval import cli
 
@@ -70,13 +69,7 @@ def hosts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     bundle of it stale), and a directory with no skill-eval.toml: made once for the module."""
     out = {}
     for name in ("fresh", "stale"):
-        root = out[name] = tmp_path_factory.mktemp(name)
-        for part in REPO_PARTS:
-            src = REPO / part
-            if src.is_dir():
-                shutil.copytree(src, root / part, symlinks=True)
-            elif src.exists():
-                shutil.copy2(src, root / part)
+        out[name] = copy_host(tmp_path_factory.mktemp(name))
     with (out["stale"] / "skills-src" / "abi-release-matrix" / "SKILL.md").open("a") as fh:
         fh.write("\nOne more line: every bundle of this skill is stale now.\n")
     out["none"] = tmp_path_factory.mktemp("none")

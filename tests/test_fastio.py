@@ -133,6 +133,8 @@ def test_what_it_cannot_read_plainly_declines(tmp_path):
     deep.mkdir(parents=True)
     assert _fast(d) is None  # deeper than the compiled walk goes
     assert fsio.read_bundle_dir("bad\x00path", CAP, BUDGET) is None
+    assert fsio.read_bundle_dir(f"{d}/", CAP, BUDGET) is None  # found in review: a trailing slash misspelled every path
+    assert fsio.read_bundle_dir("", CAP, BUDGET) is None
 
 
 @needs_fastio

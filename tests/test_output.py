@@ -61,3 +61,17 @@ def test_json_is_one_sorted_indented_object():
     with contextlib.redirect_stdout(buf):
         output.emit(SimpleNamespace(json=True), ["never printed"], {"b": 1, "a": [1, 2]})
     assert buf.getvalue() == '{\n  "a": [\n    1,\n    2\n  ],\n  "b": 1\n}\n'
+
+
+def test_lines_made_before_a_failure_are_written_as_print_wrote_them():
+    """Found in review: a batch held back when the line generator raised was lost (print had written
+    each line as it came)."""
+    def lines():
+        yield "first"
+        yield "second"
+        raise RuntimeError("the generator broke")
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), pytest.raises(RuntimeError, match="broke"):
+        output.write_lines(lines())
+    assert buf.getvalue() == "first\nsecond\n"

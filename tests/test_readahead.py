@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval import config, evidence, readahead, regrade
+from skill_eval import config, evidence, fsio, readahead, regrade, strict
 
 EVIDENCE = "agent-evals/skills/evidence"
 
@@ -169,3 +169,69 @@ def test_evidence_command_output_is_the_same_with_and_without_the_reader(repo_co
         on, off = run(*extra, readahead_on=True), run(*extra, readahead_on=False)
         assert (on.returncode, on.stdout, on.stderr) == (off.returncode, off.stdout, off.stderr)
         assert on.returncode in (0, 1) and on.stdout
+
+
+def _dir_report_with_a_backslash(bundle: Path) -> None:
+    """Call 1's report as a `dir` output whose one file name holds a backslash (the runner records
+    whatever names the call wrote): the careful reader refuses that path by name."""
+    import json
+
+    calls = [json.loads(line) for line in (bundle / "calls.jsonl").read_text().splitlines()]
+    out = calls[0]["outputs"][0]
+    snap = bundle / out["snapshot"]
+    (snap.parent / "a\\b.json").write_bytes(snap.read_bytes())
+    snap.unlink()
+    out.update(kind="dir", snapshot=str(Path(out["snapshot"]).parent), sha256=None,
+               files={"a\\b.json": out["sha256"]})
+    (bundle / "calls.jsonl").write_text("".join(json.dumps(c, sort_keys=True) + "\n" for c in calls))
+
+
+def test_bytes_read_ahead_never_answer_a_path_the_careful_reader_refuses(repo_copy, mode, monkeypatch):
+    """Found in review: Bundle.files answered `captured/1.out.d/0/a\\b.json` (a regular file the walks
+    found) where the careful path refuses a backslash by name, and a failing grade passed. The read-ahead
+    and the compiled walk now answer only the paths _fast_read would, so the grade is the reference one."""
+    victim = next(b for b in _bundles(repo_copy) if "skill-agent" in b.parts and "review-removed-export" in b.parts)
+    _dir_report_with_a_backslash(victim)
+    cfg = config.load(repo_copy)
+
+    def grade_of_victim() -> tuple:
+        g = next(g for g in evidence.check(cfg, keep_reasons=True).grades if g.bundle == str(victim))
+        return g.failures(), g.to_json("merge")
+
+    with monkeypatch.context() as off:  # the reference: every fast path off
+        off.setattr(fsio, "_FASTIO", None)
+        off.setattr(strict, "_fastjson", None)
+        want = grade_of_victim()
+    assert want[0] and "is not a plain relative path" in str(want[1])
+    assert grade_of_victim() == want  # the compiled walk's bytes
+    with readahead.ahead(cfg) as reader:
+        assert reader is not None
+        _finished(reader)
+        assert grade_of_victim() == want  # the read-ahead's bytes
+    _no_children()
+
+
+def test_a_signal_right_after_the_fork_still_reaps_the_reader(repo_copy, monkeypatch):
+    """Found in review: Ctrl-C between the reader's fork and its registration left it running. Now the
+    signal waits until the reader is registered, and the block's end reaps it."""
+    import signal
+
+    cfg = config.load(repo_copy)
+    real_fork = os.fork
+    pids = []
+
+    def fork_then_interrupt():
+        pid = real_fork()
+        if pid:
+            pids.append(pid)
+            os.kill(os.getpid(), signal.SIGINT)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        with readahead.ahead(cfg):
+            pytest.fail("the interrupt should come before the block runs")
+    assert pids
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pids[0], os.WNOHANG)  # reaped already
+    _no_children()

@@ -147,7 +147,7 @@ class Bundle:
         return safe_path(self.root, rel)
 
     def read_bytes(self, rel: str) -> bytes:
-        if self.files is not None:
+        if self.files is not None and _plain_rel(rel):  # any other path goes the careful way, which words its refusal
             ahead = self.files.get(rel)
             if ahead is not None:
                 return ahead
@@ -196,11 +196,9 @@ def _fast_read(root: Path, rel: str, max_bytes: int, linkfree: bool = False) -> 
     base = os.fspath(root)
     if type(rel) is str and rel in _PLAIN_NAMES:  # a bundle file's own name (load reads these): nothing to check, no directory above it
         return fsio.open_plain(f"{base}/{rel}", max_bytes)
-    if type(rel) is not str or not rel or "\x00" in rel or "\\" in rel or rel[0] == "/":
+    if not _plain_rel(rel):
         return None
     parts = rel.split("/")
-    if "" in parts or "." in parts or ".." in parts:
-        return None
     for i in range(1, 1 if linkfree else len(parts)):
         try:
             if not stat.S_ISDIR(os.lstat(f"{base}/{'/'.join(parts[:i])}").st_mode):
@@ -208,6 +206,16 @@ def _fast_read(root: Path, rel: str, max_bytes: int, linkfree: bool = False) -> 
         except OSError:
             return None
     return fsio.open_plain(f"{base}/{rel}", max_bytes)
+
+
+def _plain_rel(rel: object) -> bool:
+    """A relative path `_fast_read` (and the read-ahead bytes, Bundle.files) may answer without the
+    careful path: a str, not empty, not absolute, no NUL, no backslash, no empty, "." or ".." part.
+    Anything else goes through `safe_path`, which refuses it by name."""
+    if type(rel) is not str or not rel or "\x00" in rel or "\\" in rel or rel[0] == "/":
+        return False
+    parts = rel.split("/")
+    return "" not in parts and "." not in parts and ".." not in parts
 
 
 def _read_regular(path: Path, max_bytes: int) -> bytes | None:

@@ -437,7 +437,7 @@ def read_bundle_dir(path: str, max_bytes: int, max_total: int) -> tuple[list[str
     directory (tests/test_fastio.py). None whenever it is anything else (a symlink anywhere, an entry
     of unknown type, an unreadable directory, files over `max_total` bytes in all) or the module is
     absent: the caller then walks and reads in Python, which words every refusal."""
-    if _FASTIO is None:
+    if _FASTIO is None or not path or path.endswith("/"):
         return None
     got: tuple[list[str], set[str], dict[str, bytes]] | None = _FASTIO.read_bundle(path, max_bytes, max_total)
     return got

@@ -25,14 +25,16 @@ def write_lines(lines: Iterable[str]) -> None:
     out = sys.stdout
     batch: list[str] = []
     size = 0
-    for line in lines:
-        batch.append(line)
-        size += len(line) + 1
-        if size >= BATCH_CHARS:
+    try:
+        for line in lines:
+            batch.append(line)
+            size += len(line) + 1
+            if size >= BATCH_CHARS:
+                batch.append("")
+                out.write("\n".join(batch))
+                batch.clear()
+                size = 0
+    finally:  # lines made before a failure are written, as print wrote them as they came
+        if batch:
             batch.append("")
             out.write("\n".join(batch))
-            batch.clear()
-            size = 0
-    if batch:
-        batch.append("")
-        out.write("\n".join(batch))

@@ -16,8 +16,8 @@ the agent's): a bundle it did not reach, whose walk raised, or a file it could n
 words every refusal. A record is used only for the unit it names, and only when the reader
 listed the same tree (same repository root and path).
 
-Where: a memfd (page cache, not anyone's resident memory) holds pickled records appended by the
-reader; an anonymous shared mapping holds the index, 64-bit slots:
+Where: a memfd (shared memory, at most MAX_BYTES; read with pread, so in no process's resident set)
+holds pickled records appended by the reader; an anonymous shared mapping holds the index, 64-bit slots:
   [0] stop (the parent sets it: the reader ends at its next bundle)
   [1], [2]  offset + 1 and length of the record (top, units): the pass's units, in its order
   [3 + 2i], [4 + 2i]  length and offset + 1 of unit i's record (offset written last: 0 = not yet)
@@ -37,6 +37,7 @@ from typing import Any
 from skill_eval.config import Config
 
 MAX_UNITS = 1 << 16  # units beyond it are read by the pass (the index is a fixed 1 MiB mapping)
+MAX_BYTES = 64 << 20  # the memfd's size at most (shared memory, charged to the process): then the reader stops
 _SLOTS = 3 + 2 * MAX_UNITS
 _STOP, _UNITS = 0, 1
 
@@ -115,16 +116,29 @@ def current(root: Path | str, rel: str) -> Reader | None:
     return None
 
 
+_HELD = {signal.SIGINT, signal.SIGTERM}
+
+
 @contextlib.contextmanager
 def ahead(cfg: Config) -> Iterator[Reader | None]:
     """Read the host's evidence tree ahead for the block (a command that will run the evidence pass
-    starts it right after loading the configuration, before its heavier imports)."""
-    reader = start(cfg.root, cfg.evidence_rel, cfg.max_bundle_file_bytes)
-    if reader is not None:
-        _CURRENT.append(reader)
+    starts it right after loading the configuration, before its heavier imports). Ctrl-C and SIGTERM
+    are held from before the fork until the reader is registered here: whatever happens, the block's
+    end stops and reaps it."""
+    reader = None
+    held = hasattr(signal, "pthread_sigmask")
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD) if held else set()
     try:
+        reader = start(cfg.root, cfg.evidence_rel, cfg.max_bundle_file_bytes)
+        if reader is not None:
+            _CURRENT.append(reader)
+        if held:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)  # a signal that came meanwhile is raised here
+            held = False
         yield reader
     finally:
+        if held:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
         if reader is not None:
             _CURRENT.remove(reader)
             reader.close()
@@ -152,6 +166,8 @@ def start(root: Path | str, rel: str, max_bytes: int) -> Reader | None:
     if pid == 0:  # pragma: no cover - the reader (coverage does not follow a fork)
         code = 0
         try:
+            if hasattr(signal, "pthread_sigmask"):
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)  # held by `ahead` only until the parent registered this reader
             os.close(listed)
             _read_ahead(fd, memoryview(mem).cast("Q"), os.fspath(root), rel, max_bytes, parent, tell)
         except BaseException:  # noqa: BLE001 - the reader only ever ends; the pass reads what it did not
@@ -181,7 +197,10 @@ def _read_ahead(fd: int, slots: memoryview, root: str, rel: str, max_bytes: int,
         here = unit[:-1]
         got = read_bundle(real_root, here, max_bytes)
         if got is not None:
-            end = _append(fd, end, pickle.dumps((unit, *got), pickle.HIGHEST_PROTOCOL), slots, 3 + 2 * i)
+            record = pickle.dumps((unit, *got), pickle.HIGHEST_PROTOCOL)
+            if end + len(record) > MAX_BYTES:
+                return
+            end = _append(fd, end, record, slots, 3 + 2 * i)
 
 
 def read_bundle(real_root: Path, here: str, max_bytes: int) -> tuple[list[str], list[str], set[str], dict[str, bytes]] | None:
