@@ -19,15 +19,12 @@ import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from skill_eval import isolation
 from skill_eval import memo as memo_mod
 from skill_eval.config import Config
 from skill_eval.slimgrade import SlimGrade
-
-if TYPE_CHECKING:
-    from skill_eval.readahead import Reader
 
 LAYOUT_DEPTH = 5  # <skill|trigger>/<arm>/<run-id>/<item>/<k>
 POOL_MIN = int(os.environ.get("SKILL_EVAL_POOL_MIN", "300"))
@@ -134,6 +131,17 @@ def _one(meta_path: str, linkfree: bool = False, names: Collection[str] | None =
                   meta if deferred else None)
 
 
+class Ahead(Protocol):
+    """What the pass asks of a read-ahead of its tree (readahead.Reader): its listing, a unit's walk
+    and bytes, and to stop once the workers read for themselves."""
+
+    def units(self) -> list[str] | None: ...
+
+    def take(self, i: int, unit: str) -> tuple[list[str], list[str], set[str], Mapping[str, bytes]] | None: ...
+
+    def stop(self) -> None: ...
+
+
 class _Refused(Exception):  # noqa: N818 - a private signal: the walk met an escaping symlink
     """Raised (and pickled across the pool) in place of the walk's InputError; the pass then re-runs
     fsio.scan_tree, which words the refusal exactly as the gate always did."""
@@ -211,7 +219,7 @@ class Pass:
 
     def __init__(self, cfg: Config, root: Path, fresh: Callable[[dict[str, Any]], list[str]], catalog: Callable[[], Any],
                  *, jobs: int | None = None, grade: bool = True, slim: bool = False,
-                 listing: list[str] | None = None, tree: tuple[Path, str] | None = None, ahead: Reader | None = None):
+                 listing: list[str] | None = None, tree: tuple[Path, str] | None = None, ahead: Ahead | None = None):
         self.cfg, self.root, self.fresh, self.catalog = cfg, root, fresh, catalog
         self._jobs, self._grade, self._slim, self._tree = jobs, grade, slim, tree
         self._units: list[str] | None = None if listing is None and tree is not None else list(listing or ())
