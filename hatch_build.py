@@ -29,11 +29,9 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 PACKAGE = Path("src") / "skill_eval"
 MODULES = ("_fastjson", "_fastio")
-SOURCE = PACKAGE / "_fastjson.c"  # the first module's source (tests name it)
-MODULE = MODULES[0]
 
 
-def extension_name(module: str = MODULE) -> str:
+def extension_name(module: str) -> str:
     return module + (sysconfig.get_config_var("EXT_SUFFIX") or ".so")
 
 

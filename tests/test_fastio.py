@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval import fsio, readahead
+from skill_eval import fastpath, fsio, readahead
 
 CAP = 1 << 20
 BUDGET = 4 << 20
@@ -25,7 +25,7 @@ def test_the_module_is_built_where_ci_installs_it():
         assert fsio._FASTIO is not None
     os.environ["SKILL_EVAL_FASTIO"] = "0"
     try:
-        assert fsio._fastio_module() is None
+        assert fastpath.optional("_fastio", "SKILL_EVAL_FASTIO") is None
     finally:
         del os.environ["SKILL_EVAL_FASTIO"]
 

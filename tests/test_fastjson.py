@@ -415,8 +415,8 @@ def test_build_hook_compiles_without_warnings(tmp_path):
         import hatch_build
     finally:
         sys.path.remove(str(ROOT))
-    built = hatch_build.compile_extension(ROOT / hatch_build.SOURCE, tmp_path, extra_flags=("-Werror",))
-    assert built.name == hatch_build.extension_name() and sorted(p.name for p in tmp_path.iterdir()) == [built.name]
+    built = hatch_build.compile_extension(ROOT / hatch_build.PACKAGE / "_fastjson.c", tmp_path, extra_flags=("-Werror",))
+    assert built.name == hatch_build.extension_name("_fastjson") and sorted(p.name for p in tmp_path.iterdir()) == [built.name]
     spec = importlib.util.spec_from_file_location("skill_eval._fastjson", built)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -428,7 +428,7 @@ def test_build_hook_compiles_without_warnings(tmp_path):
     try:
         sysconfig.get_config_var = lambda name: "/nonexistent/cc" if name == "CC" else real(name)
         with pytest.raises(OSError):
-            hatch_build.compile_extension(ROOT / hatch_build.SOURCE, tmp_path / "none")
+            hatch_build.compile_extension(ROOT / hatch_build.PACKAGE / "_fastjson.c", tmp_path / "none")
     finally:
         sysconfig.get_config_var = real
     assert not list((tmp_path / "none").glob("*"))

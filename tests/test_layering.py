@@ -30,7 +30,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "ARCHITECTURE.md"
 # layer. Two layers of the same rank are independent: neither imports the other.
 LAYERS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (0, "core", ("__init__", "errors", "vocab", "fastschema", "_hot_schemas", "strict", "formats", "outcomes", "fsio",
-                 "hashing", "schemas", "output", "stats", "isolation", "memo", "forkpool")),
+                 "hashing", "schemas", "output", "stats", "isolation", "memo", "forkpool", "fastpath")),
     (1, "content", ("config", "content", "skills", "generate", "inputs", "rerecord", "evals_json", "harbor", "claim",
                     "bundle", "hotschemas", "judge", "pack", "selection", "freshness", "oracles", "registry")),
     (2, "grading", ("graders.*", "gates", "baselines", "golden", "slimgrade", "regrade", "readahead", "evidence",

@@ -40,11 +40,18 @@ class Triple:
         return "--".join(safe)
 
 
-def triple_of(g: Grade) -> Triple | None:
+def triple_key(g: Grade) -> tuple[str, str, str] | None:
+    """(skill, agent, model) of a behavioural grade that names all three, else None: the rule of a triple."""
     m = g.meta
-    if g.kind != "behavioral" or not m.get("skill") or not m.get("agent") or not m.get("model"):
+    skill, agent, model = m.get("skill"), m.get("agent"), m.get("model")
+    if g.kind != "behavioral" or not skill or not agent or not model:
         return None
-    return Triple(m["skill"], m["agent"], m["model"])
+    return skill, agent, model
+
+
+def triple_of(g: Grade) -> Triple | None:
+    key = triple_key(g)
+    return None if key is None else Triple(*key)
 
 
 def rates(grades: list[Grade], dims: tuple[int | str, ...], arm: str = "skill-agent") -> dict[Triple, dict[int | str, tuple[int, int]]]:
@@ -57,15 +64,12 @@ def rates(grades: list[Grade], dims: tuple[int | str, ...], arm: str = "skill-ag
     names = [(d, str(d)) for d in dims]
     triples: dict[tuple[str, str, str], Triple] = {}  # triple_of's answer, one Triple per distinct key
     for g in grades:
-        m = g.meta
-        if m.get("arm") != arm or g.kind != "behavioral":
+        key = triple_key(g) if g.meta.get("arm") == arm else None
+        if key is None:
             continue
-        skill, agent, model = m.get("skill"), m.get("agent"), m.get("model")
-        if not skill or not agent or not model:
-            continue
-        t = triples.get((skill, agent, model))
+        t = triples.get(key)
         if t is None:
-            t = triples[(skill, agent, model)] = Triple(skill, agent, model)
+            t = triples[key] = Triple(*key)
         for d, name in names:
             status = g.status_of(name)
             if status is None or status == "not_applicable":

@@ -29,8 +29,8 @@ import os
 import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
+from skill_eval import fastpath
 from skill_eval import memo as memo_mod
 from skill_eval.errors import InputError
 
@@ -443,17 +443,7 @@ def read_bundle_dir(path: str, max_bytes: int, max_total: int) -> tuple[list[str
     return got
 
 
-def _fastio_module() -> Any:
-    if os.environ.get("SKILL_EVAL_FASTIO") == "0":
-        return None
-    try:
-        from skill_eval import _fastio  # compiled at install (hatch_build.py); optional
-    except ImportError:
-        return None
-    return _fastio
-
-
-_FASTIO = _fastio_module()
+_FASTIO = fastpath.optional("_fastio", "SKILL_EVAL_FASTIO")
 
 
 def _refuse_escaping(link: str, real_root: Path) -> None:

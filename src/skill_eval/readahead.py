@@ -19,8 +19,8 @@ listed the same tree (same repository root and path).
 Where: a memfd (shared memory, at most MAX_BYTES; read with pread, so in no process's resident set)
 holds pickled records appended by the reader; an anonymous shared mapping holds the index, 64-bit slots:
   [0] stop (the parent sets it: the reader ends at its next bundle)
-  [1], [2]  offset + 1 and length of the record (top, units): the pass's units, in its order
-  [3 + 2i], [4 + 2i]  length and offset + 1 of unit i's record (offset written last: 0 = not yet)
+  [1], [2]  length and offset + 1 of the record (tree path, units): the pass's units, in its order
+  [3 + 2i], [4 + 2i]  the same for unit i's record (offset written last: 0 = not yet)
 Only Linux (os.memfd_create) and only with os.fork; elsewhere nothing is read ahead.
 """
 
@@ -66,7 +66,7 @@ class Reader:
             os.close(self._listed)
             self._listed = -1
         got = _record(self.fd, self.slots, _UNITS)
-        if not isinstance(got, tuple) or len(got) != 2 or not isinstance(got[1], list):
+        if not isinstance(got, tuple) or len(got) != 2 or got[0] != self.rel or not isinstance(got[1], list):
             return None
         units: list[str] = got[1]
         return units

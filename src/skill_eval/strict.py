@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import tomllib
-import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
+from skill_eval import fastpath
 from skill_eval.errors import InputError
 
 if TYPE_CHECKING:  # at run time: imported, and the loaders built, by the first YAML read (_build_yaml_loaders)
@@ -173,22 +172,10 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
-def _compiled_fast_path() -> types.ModuleType | None:
-    """The C fast path (skill_eval._fastjson, built by hatch_build.py when a compiler is at hand), or None:
-    not built, or turned off with SKILL_EVAL_FASTJSON=0 (reference runs)."""
-    if os.environ.get("SKILL_EVAL_FASTJSON", "1") == "0":
-        return None
-    try:
-        from skill_eval import _fastjson
-    except ImportError:
-        return None
-    return _fastjson
-
-
 # Its loads/loads_lines return exactly what the code below returns for a plainly valid document and
 # NotImplemented for anything else (duplicate key, deep nesting, long integer, 1e400, lone surrogate,
 # BOM, trailing data, ...): the code below then words the refusal, or accepts the rare valid oddity.
-_fastjson = _compiled_fast_path()
+_fastjson = fastpath.optional("_fastjson", "SKILL_EVAL_FASTJSON")
 
 
 def loads_json(text: str, source: object) -> Any:
