@@ -18,7 +18,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skill_eval import _hot_schemas, fastschema, schemas
+from skill_eval import _hot_schemas, fastschema, schemagen, schemas
 
 ROOT = Path(__file__).resolve().parents[1]
 EVALS = ROOT / "agent-evals" / "skills"
@@ -141,24 +141,24 @@ def _outcome(check, doc):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_schema_generates(name):
-    assert fastschema.generate(schemas.load_schema(name)) is not None
+    assert schemagen.generate(schemas.load_schema(name)) is not None
 
 
 @pytest.mark.parametrize("name", NAMES)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_generated_code_answers_as_the_closures(name, data):
-    """fastschema.generate's source against the closures (compile_schema): the same answer, and
+    """schemagen.generate's source against the closures (compile_schema): the same answer, and
     Undecided exactly where the closures raise it (same checks, same order, same short-circuits)."""
     doc = data.draw(mutated(name))
     schema = schemas.load_schema(name)
-    assert _outcome(fastschema.generate(schema), doc) == _outcome(fastschema.compile_schema(schema), doc), (name, doc)
+    assert _outcome(schemagen.generate(schema), doc) == _outcome(fastschema.compile_schema(schema), doc), (name, doc)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_generated_code_on_seeds_and_bad_shapes(name):
     schema = schemas.load_schema(name)
-    gen, ref = fastschema.generate(schema), fastschema.compile_schema(schema)
+    gen, ref = schemagen.generate(schema), fastschema.compile_schema(schema)
     for doc in [*SEEDS[name], None, 1, 1.5, True, "x", [], {}, [1, "a"], {"schema_version": 1}, {"extra": {}}]:
         assert _outcome(gen, doc) == _outcome(ref, doc), (name, doc)
 
@@ -177,7 +177,7 @@ def test_generated_keywords_match_closures_and_jsonschema(schema_value, doc):
                    {"properties": {"a": False}}, {"additionalProperties": False}, {"propertyNames": {"maxLength": 1}},
                    {"exclusiveMinimum": 0, "exclusiveMaximum": 5, "maximum": 4.5}, {"pattern": "^a"},
                    {"$defs": {"n": {"anyOf": [{"type": "null"}, {"items": {"$ref": "#/$defs/n"}}]}}, "$ref": "#/$defs/n"}):
-        gen, ref = fastschema.generate(schema), fastschema.compile_schema(schema)
+        gen, ref = schemagen.generate(schema), fastschema.compile_schema(schema)
         got = _outcome(gen, doc)
         assert got == _outcome(ref, doc), (schema, doc)
         if got != "undecided":
@@ -229,7 +229,7 @@ def test_invalid_instance_messages_come_from_jsonschema():
 def test_only_one_operand_is_inlined_under_not(text, atom):
     """The generator inlines a one-test body `if not X: return False` as `(X)` only when X is one
     operand; anything else is negated whole, `(not (...))`, which is always right."""
-    assert fastschema._atom(text) is atom
+    assert schemagen._atom(text) is atom
 
 
 @pytest.mark.parametrize(("expr", "negated"), [
@@ -240,7 +240,7 @@ def test_only_one_operand_is_inlined_under_not(text, atom):
 ])
 def test_negated_is_not_and_as_a_linter_writes_it(expr, negated):
     """The generator's `not expr` (written so ruff has nothing to say of the module built ahead)."""
-    assert fastschema._negated(expr) == negated
+    assert schemagen._negated(expr) == negated
     for v in (None, 1, "x", {}, [], 0, True):
         scope = {"v": v, "_s1": bool}
         assert eval(negated, scope) == (not eval(expr, scope)), (expr, v)  # noqa: S307 - our own test expressions
@@ -259,4 +259,4 @@ def test_checks_built_ahead_answer_as_generate(name, data):
 
 @functools.cache
 def _built(name):
-    return _hot_schemas.FACTORIES[name][1](), fastschema.generate(schemas.load_schema(name))
+    return _hot_schemas.FACTORIES[name][1](), schemagen.generate(schemas.load_schema(name))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from skill_eval import bundle, fastschema, fsio, strict
+from skill_eval import bundle, fsio, schemagen, strict
 from skill_eval.commands import local_paths
 from skill_eval.errors import SkillEvalError
 from skill_eval.runner.normalize import check_evidence
@@ -827,7 +827,7 @@ def test_bundle_walk_skips_a_directory_whose_listing_fails_part_way(tmp_path, mo
 def test_generated_code_builds_in_time_linear_in_nesting():
     """Inlining a one-test body must not build a nested schema's body twice per level (2**depth)."""
     calls = 0
-    real = fastschema._Generator.body
+    real = schemagen._Generator.body
 
     def counting(self, s):
         nonlocal calls
@@ -837,8 +837,8 @@ def test_generated_code_builds_in_time_linear_in_nesting():
     schema: dict = {"type": "string"}
     for _ in range(14):
         schema = {"anyOf": [schema], "minLength": 1}
-    gen = fastschema._Generator.__new__(fastschema._Generator)
-    fastschema._Generator.__init__(gen, schema)
+    gen = schemagen._Generator.__new__(schemagen._Generator)
+    schemagen._Generator.__init__(gen, schema)
     gen.body = counting.__get__(gen)  # type: ignore[method-assign]
     gen.compile(schema)
     assert calls <= 4 * 15

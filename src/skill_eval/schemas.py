@@ -72,7 +72,7 @@ def _fast(name: str) -> fastschema.Check | None:
 
 
 # After this many validations against one schema in a process, its check is rebuilt as generated
-# source (fastschema.generate: ~2x faster per value, ~10x dearer to build), so a schema used a few
+# source (schemagen.generate: ~2x faster per value, ~10x dearer to build), so a schema used a few
 # times per run (config, content) never pays the build and bundle schemas over thousands do. The
 # bundle schemas' generated checks are also built ahead (_hot_schemas, see `hotschemas`).
 GENERATE_AFTER = 300
@@ -102,14 +102,16 @@ def _check_for(name: str) -> fastschema.Check | None:
 
 
 def _generated(name: str) -> fastschema.Check | None:
-    """`fastschema.generate`'s check for this schema: the factory built ahead (_hot_schemas) when it
+    """`schemagen.generate`'s check for this schema: the factory built ahead (_hot_schemas) when it
     was generated from exactly the bytes this process's schema is parsed from, else generated now."""
     from skill_eval import _hot_schemas
 
     ahead = _hot_schemas.FACTORIES.get(name)
     if ahead is not None and ahead[0] == schema_digest(name):
         return ahead[1]()
-    return fastschema.generate(load_schema(name))
+    from skill_eval import schemagen  # only where no factory was built ahead
+
+    return schemagen.generate(load_schema(name))
 
 
 def is_valid_fast(instance: Any, name: str) -> bool:
