@@ -5,7 +5,7 @@ reach. The shim client inside the sandbox (skill_eval.shim) sends argv, cwd, env
 stdin/stdout/stderr descriptors over a per-run Unix socket; this module, running in the runner
 process, checks the request, runs the real tool by absolute path (never a PATH lookup) with cwd in
 the sandbox work tree, tees its streams to the agent's descriptors while persisting and digesting them
-(runner/tee.py: one copy per chunk, the digest off the copy loop), redirects declared outputs to private per-call locations in
+(runner/tee.py: big streams go capture first, the agent and the digest served from the capture), redirects declared outputs to private per-call locations in
 its store and copies them back, digests every input operand before and after
 the call, and keeps the call record (call format v2) in memory and in its store: both out of the
 sandbox's view. Nothing inside the sandbox can create, edit or delete a record.
