@@ -29,7 +29,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "ARCHITECTURE.md"
 # "__init__" = the package itself). A module may import modules of a lower rank, or of its own
 # layer. Two layers of the same rank are independent: neither imports the other.
 LAYERS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
-    (0, "core", ("__init__", "errors", "vocab", "fastschema", "_hot_schemas", "strict", "formats", "outcomes", "fsio",
+    (0, "core", ("__init__", "errors", "vocab", "fastschema", "schemagen", "_hot_schemas", "strict", "formats", "outcomes", "fsio",
                  "hashing", "schemas", "output", "stats", "isolation", "memo", "forkpool", "fastpath")),
     (1, "content", ("config", "content", "skills", "generate", "inputs", "rerecord", "evals_json", "harbor", "claim",
                     "bundle", "hotschemas", "judge", "pack", "selection", "freshness", "oracles", "registry")),
