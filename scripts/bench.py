@@ -211,6 +211,7 @@ def bench_regrade(quick: bool) -> list[dict]:
         with tempfile.TemporaryDirectory(prefix=f"bench-regrade-{n}-") as tmp:
             root = Path(tmp)
             ev = synth_repo(root, n)
+            os.sync()  # the fixture's own writeback (~n*10 new files) must not land inside the timed rounds
             # like with like: exactly the files the gate reads (every file but the captured stdout/stderr
             # streams, which a report written to a file never needs: see _read_by_gate)
             files = sorted(str(p) for p in ev.rglob("*") if p.is_file() and _read_by_gate(p))
