@@ -38,9 +38,8 @@ e2e-local-smoke: $(VENV)/.bootstrapped   ## the short e2e-local CI runs (2 bundl
 calibrate-local: $(VENV)/.bootstrapped   ## re-record the A/A calibration (agent-evals/skills/calibration/)
 	$(NOX) -s calibrate-local
 
-generate: $(VENV)/.bootstrapped   ## regenerate the published skill trees and src/skill_eval/_hot_schemas.py
+generate: $(VENV)/.bootstrapped   ## regenerate the published skill trees
 	$(VENV)/bin/skill-eval generate
-	$(VENV)/bin/python scripts/gen_hot_schemas.py
 
 pack: $(VENV)/.bootstrapped   ## regenerate the published trees and the evaluation pack
 	$(VENV)/bin/skill-eval generate

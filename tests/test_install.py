@@ -7,7 +7,7 @@ runtime dependencies come from the test environment through a .pth file (so this
 package — its files, entry point and data — not PyPI's).
 """
 
-import shlex
+import os
 import shutil
 import subprocess
 import sys
@@ -39,7 +39,9 @@ def test_wheel_and_sdist_install_in_a_fresh_venv_and_adopt(tmp_path):
     with tarfile.open(tmp_path / "head.tar") as tar:
         tar.extractall(src, filter="data")
     dist = tmp_path / "dist"
-    built = _run(sys.executable, "-m", "build", "--no-isolation", "--outdir", dist, src)
+    # a pure-Python wheel: building it needs no compiler (CC points at one that always fails)
+    built = _run(sys.executable, "-m", "build", "--no-isolation", "--outdir", dist, src,
+                 env={**os.environ, "CC": "/bin/false", "CXX": "/bin/false"})
     assert built.returncode == 0, built.stderr[-2000:]
     [wheel] = dist.glob("skill_eval-*.whl")
     [sdist] = dist.glob("skill_eval-*.tar.gz")
@@ -50,15 +52,10 @@ def test_wheel_and_sdist_install_in_a_fresh_venv_and_adopt(tmp_path):
     with tarfile.open(sdist) as tar:
         members = tar.getnames()
     assert any(m.endswith("schemas/config.schema.json") for m in members)
-    # the C fast paths: their sources and the build hook in the sdist; compiled into a platform wheel when a compiler is here
-    assert any(m.endswith("/hatch_build.py") for m in members)
-    compiler = shutil.which(shlex.split(sysconfig.get_config_var("CC") or "cc")[0])
-    for module in ("_fastjson", "_fastio"):
-        assert any(m.endswith(f"/{module}.c") for m in members)
-        compiled = [n for n in names if n.startswith(f"skill_eval/{module}.") and n.endswith(".so")]
-        assert len(compiled) == (1 if compiler else 0), names
-        assert f"skill_eval/{module}.c" not in names
-    assert ("-none-any" in wheel.name) == (not compiler)
+    # no C source, no build hook, nothing compiled: one wheel for every platform
+    assert not any(m.endswith((".c", "/hatch_build.py")) for m in members), members
+    assert not any(n.endswith((".so", ".pyd", ".c")) for n in names), names
+    assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
 
     venv = tmp_path / "venv"
     made = _run(sys.executable, "-m", "venv", venv)
@@ -71,8 +68,6 @@ def test_wheel_and_sdist_install_in_a_fresh_venv_and_adopt(tmp_path):
     env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
     where = _run(py, "-c", "import skill_eval; print(skill_eval.__file__)", env=env)
     assert where.stdout.strip().startswith(str(venv)), where.stdout + where.stderr
-    fast = _run(py, "-c", "from skill_eval import strict; print(strict._fastjson is not None)", env=env)
-    assert fast.stdout.strip() == str(bool(compiler)), fast.stdout + fast.stderr
 
     repo = public_skills_repo(tmp_path / "skills-repo")
     exe = venv / "bin" / "skill-eval"

@@ -14,20 +14,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from skill_eval import bundle, fsio, schemagen, strict
+from skill_eval import bundle, fsio, strict
 from skill_eval.commands import local_paths
 from skill_eval.errors import SkillEvalError
 from skill_eval.runner.normalize import check_evidence
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(autouse=True)
-def _pure_python_json(monkeypatch):
-    """These tests hold strict.py's pure-Python fast paths to the careful code; the compiled one
-    (skill_eval._fastjson, answering first when built) would answer in their place, so it is off here
-    (tests/test_fastjson.py holds it to the Python path)."""
-    monkeypatch.setattr(strict, "_fastjson", None)
 
 
 def _loads_outcome(text: str) -> tuple[str, object]:
@@ -397,6 +389,7 @@ def test_early_pass_forked_gives_the_same_report(monkeypatch):
     cfg = config.load(ROOT)
     serial = evidence.check(cfg)
     monkeypatch.setattr(regrade, "POOL_MIN", 10)
+    monkeypatch.setattr(regrade, "POOL_CORES", 1)
     started: list[int] = []
     real_start = regrade.Pass.start
 
@@ -417,6 +410,7 @@ def test_early_pass_abandoned_when_selection_fails(monkeypatch):
 
     cfg = config.load(ROOT)
     monkeypatch.setattr(regrade, "POOL_MIN", 10)
+    monkeypatch.setattr(regrade, "POOL_CORES", 1)
 
     def broken(*a, **k):
         raise SkillEvalError("selection failed")
@@ -715,20 +709,6 @@ def test_fixture_digest_looked_at_once_per_cache(tmp_path, monkeypatch):
     assert artifacts.file_sha256(tmp_path, "old.so") != first and len(calls) == 3
 
 
-def test_make_hot_gives_the_generated_checks_their_answers(monkeypatch):
-    from skill_eval import schemas
-
-    monkeypatch.setattr(schemas, "_HOT", {})
-    monkeypatch.setattr(schemas, "_USES", {})
-    docs = [{"kind": "x"}, None, {}, *[bundle.load(d).meta for d in sorted(
-        p.parent for p in (ROOT / "agent-evals" / "skills" / "evidence").rglob("meta.json"))[:5]]]
-    before = [(schemas.is_valid_fast(d, "meta"), schemas.errors(d, "meta")) for d in docs]
-    monkeypatch.setattr(schemas, "_HOT", {})
-    schemas.make_hot(["meta", "call"])
-    assert set(schemas._HOT) == {"meta", "call"}
-    assert [(schemas.is_valid_fast(d, "meta"), schemas.errors(d, "meta")) for d in docs] == before
-
-
 def test_cli_parsers_import_no_shutil_and_keep_the_width():
     """argparse's formatter imports shutil (and its compression modules) for the terminal width;
     ours asks os directly: no command's start pays for it, and --help still wraps at COLUMNS."""
@@ -822,23 +802,3 @@ def test_bundle_walk_skips_a_directory_whose_listing_fails_part_way(tmp_path, mo
     names: set[str] = set()
     found = fsio.scan_below(tmp_path.resolve(), str(bundle_dir), "meta.json", links, names)
     assert found == [str(bundle_dir / "meta.json")] and names == {"meta.json", "captured"} and not links
-
-
-def test_generated_code_builds_in_time_linear_in_nesting():
-    """Inlining a one-test body must not build a nested schema's body twice per level (2**depth)."""
-    calls = 0
-    real = schemagen._Generator.body
-
-    def counting(self, s):
-        nonlocal calls
-        calls += 1
-        return real(self, s)
-
-    schema: dict = {"type": "string"}
-    for _ in range(14):
-        schema = {"anyOf": [schema], "minLength": 1}
-    gen = schemagen._Generator.__new__(schemagen._Generator)
-    schemagen._Generator.__init__(gen, schema)
-    gen.body = counting.__get__(gen)  # type: ignore[method-assign]
-    gen.compile(schema)
-    assert calls <= 4 * 15

@@ -30,6 +30,7 @@ def _bundles(root: Path) -> list[Path]:
 @pytest.fixture(params=["serial", "forked"])
 def mode(request, monkeypatch):
     monkeypatch.setattr(regrade, "POOL_MIN", 100000 if request.param == "serial" else 10)
+    monkeypatch.setattr(regrade, "POOL_CORES", 1)
     return request.param
 
 
@@ -128,6 +129,7 @@ def test_a_pass_that_could_not_start_leaves_nothing_and_cannot_be_iterated(repo_
     in the same process works; iterating the failed pass raises instead of yielding a pass without
     freshness or with another pass's state."""
     monkeypatch.setattr(regrade, "POOL_MIN", 10)
+    monkeypatch.setattr(regrade, "POOL_CORES", 1)
     golden = repo_copy / "agent-evals/skills/golden/scenarios.yaml"
     good = golden.read_text()
     golden.write_text("{{{\n")

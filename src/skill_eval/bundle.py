@@ -14,7 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -136,10 +136,6 @@ class Bundle:
     # The caller walked the whole bundle directory just before loading it and met no symlink (the
     # evidence pass: fsio.scan_below): a nested read need not lstat its directories again.
     linkfree: bool = False
-    # Bytes already read by the evidence read-ahead (readahead.py), by bundle-relative path: each as
-    # `_fast_read` would read it (the same open, of a regular file the same walk found). A path not
-    # in it is read from disk as usual.
-    files: Mapping[str, bytes] | None = field(default=None, repr=False, compare=False)
 
     # -- guarded access -----------------------------------------------------------------
     def resolve(self, rel: str) -> Path:
@@ -147,10 +143,6 @@ class Bundle:
         return safe_path(self.root, rel)
 
     def read_bytes(self, rel: str) -> bytes:
-        if self.files is not None and _plain_rel(rel):  # any other path goes the careful way, which words its refusal
-            ahead = self.files.get(rel)
-            if ahead is not None:
-                return ahead
         data = _fast_read(self.root, rel, self.max_bytes, self.linkfree)
         if isinstance(data, bytes):
             return data
@@ -209,7 +201,7 @@ def _fast_read(root: Path, rel: str, max_bytes: int, linkfree: bool = False) -> 
 
 
 def _plain_rel(rel: object) -> bool:
-    """A relative path `_fast_read` (and the read-ahead bytes, Bundle.files) may answer without the
+    """A relative path `_fast_read` may answer without the
     careful path: a str, not empty, not absolute, no NUL, no backslash, no empty, "." or ".." part.
     Anything else goes through `safe_path`, which refuses it by name."""
     if type(rel) is not str or not rel or "\x00" in rel or "\\" in rel or rel[0] == "/":
@@ -311,13 +303,11 @@ def _check_call_numbers(calls: list[Call]) -> None:
 
 
 def load(root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, linkfree: bool = False,
-         names: Collection[str] | None = None, files: Mapping[str, bytes] | None = None) -> Bundle:
+         names: Collection[str] | None = None) -> Bundle:
     """Load every file of the bundle at `root`. Never raises on bundle content.
     `linkfree`: the caller just walked `root` whole and met no symlink (Bundle.linkfree);
-    `names`: the names of root's entries it listed then (a file not among them is absent: no open);
-    `files`: bytes the read-ahead read in that walk (Bundle.files)."""
-    bundle = Bundle(root=root if isinstance(root, Path) else Path(root), max_bytes=max_bytes, linkfree=linkfree,
-                    files=files)
+    `names`: the names of root's entries it listed then (a file not among them is absent: no open)."""
+    bundle = Bundle(root=root if isinstance(root, Path) else Path(root), max_bytes=max_bytes, linkfree=linkfree)
     if linkfree or names is not None:
         usable = True  # the caller's walk listed this very directory (a directory, not a link) a moment ago
     else:
@@ -337,8 +327,7 @@ def load(root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, linkfree: bool = Fal
     def text(name: str) -> str | None:
         if names is not None and name not in names:
             return None  # absent, as _fast_read's _MISSING says (optional judgments/facts, or a required file: reported below)
-        ahead = files.get(name) if files is not None else None
-        fast = ahead if ahead is not None else _fast_read(bundle.root, name, max_bytes)
+        fast = _fast_read(bundle.root, name, max_bytes)
         if fast is _MISSING:  # absent (optional judgments/facts, or a required file: reported below)
             return None
         try:

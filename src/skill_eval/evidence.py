@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skill_eval import baselines, formats, fsio, gates, isolation, readahead, regrade, schemas, strict
+from skill_eval import baselines, formats, fsio, gates, isolation, regrade, schemas, strict
 from skill_eval import bundle as bundle_mod
 from skill_eval.config import Config
 from skill_eval.errors import SkillEvalError, message_of
@@ -103,7 +103,7 @@ def _early_pass(cfg: Config, slim: bool) -> regrade.Pass | None:
     try:
         top = fsio.repo_path(cfg.root, rel)
         early = regrade.Pass(cfg, top, regrade.default_freshness(cfg), regrade.default_catalog(cfg), slim=slim,
-                             tree=(cfg.root, rel), ahead=readahead.current(cfg.root, rel))
+                             tree=(cfg.root, rel))
         early.start()  # on failure it leaves nothing behind
     except Exception:  # noqa: BLE001 - the usual path meets it again, in the usual order (selection's errors first)
         return None

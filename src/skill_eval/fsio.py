@@ -30,7 +30,6 @@ import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from skill_eval import fastpath
 from skill_eval import memo as memo_mod
 from skill_eval.errors import InputError
 
@@ -427,23 +426,6 @@ def read_open(fd: int, max_bytes: int) -> bytes | None:
         return None
     finally:
         os.close(fd)
-
-
-def read_bundle_dir(path: str, max_bytes: int, max_total: int) -> tuple[list[str], set[str], dict[str, bytes]] | None:
-    """A bundle directory holding no symlink, walked and read in one compiled call (`_fastio`, when it
-    was built): (the meta.json paths below it, unordered; its own entries' names; the bytes of its
-    regular files by relative path, each as `open_plain` reads it, captured/N.out and captured/N.err
-    streams left out). It is what `scan_below(..., links, names, files)` + `open_plain` give for such a
-    directory (tests/test_fastio.py). None whenever it is anything else (a symlink anywhere, an entry
-    of unknown type, an unreadable directory, files over `max_total` bytes in all) or the module is
-    absent: the caller then walks and reads in Python, which words every refusal."""
-    if _FASTIO is None or not path or path.endswith("/"):
-        return None
-    got: tuple[list[str], set[str], dict[str, bytes]] | None = _FASTIO.read_bundle(path, max_bytes, max_total)
-    return got
-
-
-_FASTIO = fastpath.optional("_fastio", "SKILL_EVAL_FASTIO")
 
 
 def _refuse_escaping(link: str, real_root: Path) -> None:

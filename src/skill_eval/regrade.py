@@ -7,19 +7,21 @@ check and freshness, and the same loaded bundle is graded. Inside `sharing()` (w
 uses) the result is memoised for the process, so the freshness step and the evidence step
 share one pass.
 
-Results come back in a fixed (sorted path) order. Above `POOL_MIN` bundles the work is spread
-over forked children (one process per core, `forkpool.Chunks`), delivered in order, so output is
-byte-identical to the serial pass. Messages for broken meta.json files are rebuilt by the original readers
-(a rare path), so every error line stays exactly as before.
+Results come back in a fixed (sorted path) order. Above `POOL_MIN` bundles on a machine with
+at least `POOL_CORES` cores the work is spread over forked workers (`ProcessPoolExecutor`, chunks
+delivered in order), so output is byte-identical to the serial pass; on fewer cores a pool's
+start-up and pickling cost more than it saves, and the pass grades serially. Messages for broken
+meta.json files are rebuilt by the original readers (a rare path), so every error line stays exactly
+as before.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from skill_eval import isolation
 from skill_eval import memo as memo_mod
@@ -28,7 +30,7 @@ from skill_eval.slimgrade import SlimGrade
 
 LAYOUT_DEPTH = 5  # <skill|trigger>/<arm>/<run-id>/<item>/<k>
 POOL_MIN = int(os.environ.get("SKILL_EVAL_POOL_MIN", "300"))
-BUNDLE_BYTES = 4 << 20  # a bundle's files beyond this many bytes in all are read one by one (memory stays flat)
+POOL_CORES = 4  # below this many cores the pass grades serially (measured: no gain from a pool on 2)
 CHUNK = 16
 
 
@@ -103,8 +105,7 @@ def remember_meta_paths(root: Path, paths: list[str]) -> None:
 _STATE: dict[str, Any] = {}
 
 
-def _one(meta_path: str, linkfree: bool = False, names: Collection[str] | None = None,
-         files: Mapping[str, bytes] | None = None) -> Result:
+def _one(meta_path: str, linkfree: bool = False, names: Collection[str] | None = None) -> Result:
     root: Path = _STATE["root"]
     cfg: Config = _STATE["cfg"]
     from skill_eval import bundle as bundle_mod
@@ -112,7 +113,7 @@ def _one(meta_path: str, linkfree: bool = False, names: Collection[str] | None =
     where = os.path.dirname(meta_path)
     path = Path(where)
     parts = _rel_parts(str(root), where) or path.relative_to(root).parts
-    b = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes, linkfree=linkfree, names=names, files=files)
+    b = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes, linkfree=linkfree, names=names)
     meta = b.meta
     if meta is None:
         return Result(where, parts, False, None, None, None, [], None)
@@ -131,56 +132,27 @@ def _one(meta_path: str, linkfree: bool = False, names: Collection[str] | None =
                   meta if deferred else None)
 
 
-class Ahead(Protocol):
-    """What the pass asks of a read-ahead of its tree (readahead.Reader): its listing, a unit's walk
-    and bytes, and to stop once the workers read for themselves."""
-
-    def units(self) -> list[str] | None: ...
-
-    def take(self, i: int, unit: str) -> tuple[list[str], list[str], set[str], Mapping[str, bytes]] | None: ...
-
-    def stop(self) -> None: ...
-
-
 class _Refused(Exception):  # noqa: N818 - a private signal: the walk met an escaping symlink
     """Raised (and pickled across the pool) in place of the walk's InputError; the pass then re-runs
     fsio.scan_tree, which words the refusal exactly as the gate always did."""
 
 
-def _unit(unit: str, i: int = -1) -> list[Result]:
-    """One unit of the pass (unit i of its units): a meta.json path, or (ending in "/") a bundle
-    directory to scan first, or to take as the read-ahead walked and read it (readahead.py)."""
+def _unit(unit: str) -> list[Result]:
+    """One unit of the pass: a meta.json path, or (ending in "/") a bundle directory to scan first."""
     if not unit.endswith("/"):
         return [_one(unit)]
-    here = unit[:-1]
-    reader = _STATE.get("ahead")
-    got = reader.take(i, unit) if reader is not None and i >= 0 else None
-    files: Any = None
-    if got is not None:
-        metas, links, names, files = got
-    else:
-        from skill_eval import fsio
+    from skill_eval import fsio
 
-        fast = fsio.read_bundle_dir(here, _STATE["cfg"].max_bundle_file_bytes, BUNDLE_BYTES)
-        if fast is not None:  # link-free: walked and read in one compiled call
-            (metas, names, files), links = fast, []
-        else:
-            links, names = [], set()
-            try:
-                metas = fsio.scan_below(_STATE["real_root"], here, "meta.json", links, names)
-            except Exception:  # noqa: BLE001 - a refusal (or anything else the walk met): Pass._refuse words it
-                raise _Refused() from None
+    here = unit[:-1]
+    links: list[str] = []
+    names: set[str] = set()
+    try:
+        metas = fsio.scan_below(_STATE["real_root"], here, "meta.json", links, names)
+    except Exception:  # noqa: BLE001 - a refusal (or anything else the walk met): Pass._refuse words it
+        raise _Refused() from None
     # the bundle directory's own entries (names): its absent optional files need no open
     own = f"{here}/meta.json"
-    return [_one(m, not links, names if m == own else None, files if m == own else None) for m in _path_order(metas)]
-
-
-def _chunk(c: int) -> list[Result]:
-    size, units = _STATE["size"], _STATE["units"]
-    out: list[Result] = []
-    for i in range(c * size, min((c + 1) * size, len(units))):
-        out.extend(_unit(units[i], i))
-    return out
+    return [_one(m, not links, names if m == own else None) for m in _path_order(metas)]
 
 
 def _rel_parts(root: str, where: str) -> tuple[str, ...] | None:
@@ -211,21 +183,22 @@ class Pass:
     the check's memo has), else `tree` = (repository root, path of `root` in it) is walked here in
     two halves: this process walks the levels above the bundle directories (`fsio.scan_top`) and
     every bundle directory is scanned (`fsio.scan_below`: escaping symlinks refused, nested
-    meta.json found) by whoever grades it, just before grading. Above POOL_MIN units the work is
-    shared out over forked children (one per core, `forkpool.Chunks`); they leave freshness to this
-    process (each Result carries its meta), so `start()` may run before the current digests exist:
-    the evidence gate starts the pass, then selects the suite while the children grade.
+    meta.json found) by whoever grades it, just before grading. Above POOL_MIN units, on POOL_CORES
+    cores or more, the work is shared out over forked workers (`ProcessPoolExecutor`, one per core,
+    results in unit order); they leave freshness to this process (each Result carries its meta), so
+    `start()` may run before the current digests exist: the evidence gate starts the pass, then
+    selects the suite while the workers grade.
     """
 
     def __init__(self, cfg: Config, root: Path, fresh: Callable[[dict[str, Any]], list[str]], catalog: Callable[[], Any],
                  *, jobs: int | None = None, grade: bool = True, slim: bool = False,
-                 listing: list[str] | None = None, tree: tuple[Path, str] | None = None, ahead: Ahead | None = None):
+                 listing: list[str] | None = None, tree: tuple[Path, str] | None = None):
         self.cfg, self.root, self.fresh, self.catalog = cfg, root, fresh, catalog
         self._jobs, self._grade, self._slim, self._tree = jobs, grade, slim, tree
         self._units: list[str] | None = None if listing is None and tree is not None else list(listing or ())
         self._refused = False
-        self._ahead = ahead if tree is not None else None  # the read-ahead of this tree (used once it listed it)
         self._pool: Any = None
+        self._results: Iterable[list[Result]] = ()
         self._started = self._owns_state = self._failed = False
 
     def start(self) -> None:
@@ -248,42 +221,35 @@ class Pass:
             from skill_eval import fsio
 
             assert self._tree is not None
-            listed = self._ahead.units() if self._ahead is not None else None
-            if listed is not None:  # the read-ahead listed this tree with the same walk (and met no refusal)
-                self._units = listed
-            else:
-                self._ahead = None
-                try:
-                    _, found, below = fsio.scan_top(self._tree[0], self._tree[1], "meta.json", LAYOUT_DEPTH - 1)
-                except Exception:  # noqa: BLE001 - a refusal (or anything else the walk met): _refuse words it
-                    self._refused, found, below = True, [], []
-                self._units = units_of(found, below)
+            try:
+                _, found, below = fsio.scan_top(self._tree[0], self._tree[1], "meta.json", LAYOUT_DEPTH - 1)
+            except Exception:  # noqa: BLE001 - a refusal (or anything else the walk met): _refuse words it
+                self._refused, found, below = True, [], []
+            self._units = units_of(found, below)
         if not self._units:
             return
         if _STATE:  # workers read module state: two interleaved passes would read each other's
             raise RuntimeError("regrade.run: another pass is still being consumed in this process")
         jobs = self._jobs
         if jobs is None:
-            jobs = (os.cpu_count() or 1) if len(self._units) > POOL_MIN else 1
+            cores = os.cpu_count() or 1
+            jobs = cores if len(self._units) > POOL_MIN and cores >= POOL_CORES else 1
         parallel = jobs > 1 and hasattr(os, "fork")
-        n = len(self._units)
-        size = max(CHUNK, -(-n // (jobs * 24))) if parallel else CHUNK
         self._owns_state = True
-        _STATE.update(root=self.root, units=self._units, size=size, cfg=self.cfg, fresh=self.fresh, catalog=self.catalog,
-                      grade=self._grade, slim=self._slim, defer=parallel, ahead=self._ahead,
+        _STATE.update(root=self.root, cfg=self.cfg, fresh=self.fresh, catalog=self.catalog,
+                      grade=self._grade, slim=self._slim, defer=parallel,
                       real_root=Path(self._tree[0]).resolve() if self._tree is not None else None)
-        if parallel:
-            from skill_eval import bundle as bundle_mod
-            from skill_eval import forkpool, schemas
+        if not parallel:
+            self._results = map(_unit, self._units)
+            return
+        import concurrent.futures
+        import multiprocessing
 
-            if self._grade:
-                self.catalog()  # build shared state before forking, so workers inherit it instead of rebuilding it
-            # the schemas of the files every bundle has: generated here once, not in each worker after 300 uses
-            schemas.make_hot(bundle_mod.SCHEMAS[f] for f in bundle_mod.REQUIRED["behavioral"] if f in bundle_mod.SCHEMAS)
-            self._pool = forkpool.Chunks(-(-n // size), _chunk, jobs, received=self._checked)
-            self._pool.start()
-            if self._ahead is not None:  # the workers read the rest themselves, on every core
-                self._ahead.stop()
+        if self._grade:
+            self.catalog()  # build shared state before forking, so workers inherit it instead of rebuilding it
+        size = max(CHUNK, -(-len(self._units) // (jobs * 24)))
+        self._pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
+        self._results = map(self._checked, self._pool.map(_unit, self._units, chunksize=size))
 
     def __iter__(self) -> Iterator[Result]:
         self.start()
@@ -294,9 +260,7 @@ class Pass:
                 self._refuse()
             if not self._units:
                 return
-            chunks: Iterable[list[Result]] = self._pool if self._pool is not None else (
-                _unit(u, i) for i, u in enumerate(self._units))
-            for results in chunks:
+            for results in self._results:
                 yield from results
         except _Refused:
             self._refuse()
@@ -312,7 +276,7 @@ class Pass:
             self.close()
 
     def _checked(self, results: list[Result]) -> list[Result]:
-        """A worker's chunk as it arrives: freshness checked here, from the meta the worker sent."""
+        """A worker's results as they arrive: freshness checked here, from the meta the worker sent."""
         fresh = self.fresh
         for r in results:
             if r.fresh_meta is not None:
@@ -331,8 +295,9 @@ class Pass:
 
     def close(self) -> None:
         if self._pool is not None:
-            self._pool.close()
+            self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        self._results = ()
         if self._owns_state:
             _STATE.clear()
             self._owns_state = False

@@ -4,11 +4,13 @@ Schemas live in the repository's top-level `schemas/` directory (one file per
 format) and ship inside the wheel as `skill_eval/schemas/`. A validation failure
 becomes one line naming the file, the field path and what was wrong.
 
-Speed: a valid instance is recognised by a compiled yes/no check (`fastschema`, property-
-tested against jsonschema; the bundle schemas' generated checks are built ahead, `hotschemas`);
-only an invalid or undecidable one goes through `jsonschema`, which therefore still writes every
-error message. `jsonschema` itself is imported only
-then (it costs ~0.1 s of start-up that valid input never needs).
+Speed: a valid instance is recognised by fastjsonschema (each schema compiled once per process,
+on first use, from a copy that closes the one gap between its draft-07 semantics and 2020-12 that
+could let it accept more: `const`/`enum` compare 1 and true as equal in Python); anything it does
+not accept goes through `jsonschema`, the authority, which writes every error message (and may
+still accept it). tests/core/test_schemas.py holds the two equal on generated and mutated
+instances. `jsonschema` itself is imported only then (it costs ~0.1 s of start-up that valid
+input never needs).
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skill_eval import fastschema, strict
+from skill_eval import strict
 from skill_eval.errors import InputError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable
 
     import jsonschema
 
@@ -38,22 +40,9 @@ def schema_dir() -> Path:
 
 
 @functools.cache
-def schema_bytes(name: str) -> bytes:
-    """The schema file as read, once per process: `load_schema` parses these very bytes, and a check
-    built ahead is used only for the bytes it was generated from (`schema_digest`)."""
-    return strict.read_bytes(schema_dir() / f"{name}.schema.json")
-
-
-def schema_digest(name: str) -> str:
-    import hashlib  # here: a command that never makes a check hot does not import it
-
-    return hashlib.sha256(schema_bytes(name)).hexdigest()
-
-
-@functools.cache
 def load_schema(name: str) -> dict[str, Any]:
     path = schema_dir() / f"{name}.schema.json"
-    schema: dict[str, Any] = strict.loads_json(strict.decode_utf8(schema_bytes(name), path), path)  # = load_json
+    schema: dict[str, Any] = strict.load_json(path)
     return schema
 
 
@@ -67,64 +56,79 @@ def _validator(name: str) -> jsonschema.Draft202012Validator:
 
 
 @functools.cache
-def _fast(name: str) -> fastschema.Check | None:
-    return fastschema.compile_schema(load_schema(name))
+def _fast(name: str) -> Callable[[Any], Any] | None:
+    """fastjsonschema's compiled check of this schema, or None when it cannot compile it (then every
+    instance goes to jsonschema)."""
+    import fastjsonschema
 
-
-# After this many validations against one schema in a process, its check is rebuilt as generated
-# source (schemagen.generate: ~2x faster per value, ~10x dearer to build), so a schema used a few
-# times per run (config, content) never pays the build and bundle schemas over thousands do. The
-# bundle schemas' generated checks are also built ahead (_hot_schemas, see `hotschemas`).
-GENERATE_AFTER = 300
-_HOT: dict[str, fastschema.Check] = {}
-_USES: dict[str, int] = {}
-
-
-def make_hot(names: Iterable[str]) -> None:
-    """Generate these schemas' checks now (what GENERATE_AFTER uses would do). The evidence pass
-    calls it before forking its workers with the bundle schemas: built once in the parent and
-    inherited, instead of once per worker after 300 slower validations each."""
-    for name in names:
-        if name not in _HOT:
-            check = _generated(name) or _fast(name)
-            if check is not None:
-                _HOT[name] = check
-
-
-def _check_for(name: str) -> fastschema.Check | None:
-    check = _fast(name)
-    if check is None:
+    try:
+        return fastjsonschema.compile(fast_form(load_schema(name)), use_default=False, use_formats=False,
+                                      detailed_exceptions=False)
+    except fastjsonschema.JsonSchemaDefinitionException:
         return None
-    uses = _USES[name] = _USES.get(name, 0) + 1
-    if uses >= GENERATE_AFTER:
-        _HOT[name] = _generated(name) or check
-    return check
 
 
-def _generated(name: str) -> fastschema.Check | None:
-    """`schemagen.generate`'s check for this schema: the factory built ahead (_hot_schemas) when it
-    was generated from exactly the bytes this process's schema is parsed from, else generated now."""
-    from skill_eval import _hot_schemas
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return {dict: "object", list: "array", str: "string"}[type(value)]
 
-    ahead = _hot_schemas.FACTORIES.get(name)
-    if ahead is not None and ahead[0] == schema_digest(name):
-        return ahead[1]()
-    from skill_eval import schemagen  # only where no factory was built ahead
 
-    return schemagen.generate(load_schema(name))
+_SUBSCHEMA = ("items", "additionalProperties", "not", "if", "then", "else", "propertyNames", "contains")
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
+_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+
+
+def fast_form(schema: Any) -> Any:
+    """A copy of `schema` for fastjsonschema, answering the same: `const` as a one-value `enum`, and
+    every `enum` also demanding the JSON types of its values (Python's 1 == True == 1.0 would let
+    `true` pass `const: 1`; jsonschema tells them apart), put beside it in an `allOf` so no keyword
+    it had is replaced; a `$ref` with siblings as an `allOf` of the two (draft-07 ignores siblings).
+    An instance this copy accepts, jsonschema accepts (tests/core/test_schemas.py)."""
+    if not isinstance(schema, dict):
+        return schema
+    if "$ref" in schema and len(schema) > 1:  # draft-07 would ignore a $ref's siblings; 2020-12 applies them
+        rest = {k: v for k, v in schema.items() if k != "$ref"}
+        return {"allOf": [{"$ref": schema["$ref"]}, fast_form(rest)]}
+    out = dict(schema)
+    for key in _SUBSCHEMA:
+        if key in out:
+            out[key] = fast_form(out[key])
+    for key in _SUBSCHEMA_MAPS:
+        if isinstance(out.get(key), dict):
+            out[key] = {k: fast_form(v) for k, v in out[key].items()}
+    for key in _SUBSCHEMA_LISTS:
+        if isinstance(out.get(key), list):
+            out[key] = [fast_form(v) for v in out[key]]
+    if "const" in out:  # the same rule as a one-value enum (and fastjsonschema's const cannot be compiled terse)
+        const = out.pop("const")
+        if "enum" in out:
+            out["allOf"] = [*out.get("allOf", []), fast_form({"enum": [const]})]
+        else:
+            out["enum"] = [const]
+    values = [schema["const"]] if "const" in schema else schema.get("enum")
+    if isinstance(values, list) and values:
+        types = sorted({_json_type(v) for v in values})
+        out["allOf"] = [*out.get("allOf", []), {"type": types}]
+    return out
 
 
 def is_valid_fast(instance: Any, name: str) -> bool:
-    """True only when the compiled check is sure the instance is valid."""
+    """True only when the compiled check accepts the instance."""
     if not FAST:
         return False
-    check = _HOT.get(name) or _check_for(name)
+    check = _fast(name)
     if check is None:
         return False
     try:
-        return check(instance)
-    except (fastschema.Undecided, RecursionError):
+        check(instance)
+    except Exception:  # noqa: BLE001 - a refusal, or anything it cannot decide: jsonschema answers
         return False
+    return True
 
 
 def field_path(error: jsonschema.ValidationError) -> str:

@@ -21,7 +21,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from skill_eval import fastpath
 from skill_eval.errors import InputError
 
 if TYPE_CHECKING:  # at run time: imported, and the loaders built, by the first YAML read (_build_yaml_loaders)
@@ -172,19 +171,9 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
-# Its loads/loads_lines return exactly what the code below returns for a plainly valid document and
-# NotImplemented for anything else (duplicate key, deep nesting, long integer, 1e400, lone surrogate,
-# BOM, trailing data, ...): the code below then words the refusal, or accepts the rare valid oddity.
-_fastjson = fastpath.optional("_fastjson", "SKILL_EVAL_FASTJSON")
-
-
 def loads_json(text: str, source: object) -> Any:
     """Parse one strict JSON document (no duplicates at any depth, no NaN, no trailing data),
     then apply check_value's limits."""
-    if _fastjson is not None:
-        fast = _fastjson.loads(text)
-        if fast is not NotImplemented:
-            return fast
     if text.startswith("\ufeff"):
         raise InputError("starts with a byte-order mark", source=source, fix="remove the BOM")
     data = _utf8(text)  # once, for the integer precheck and the limits' fast answer
@@ -281,10 +270,6 @@ def _shallow(value: Any) -> bool:
 def loads_jsonl(text: str, source: object) -> list[Any]:
     """Parse JSON Lines: one strict JSON value per line. A blank line (anywhere but after the
     final newline) is refused — a writer never produces one, so it marks an edit."""
-    if _fastjson is not None:
-        values = _fastjson.loads_lines(text)
-        if isinstance(values, list):  # else NotImplemented
-            return values
     fast = _plain_lines(text)
     if fast is not None:
         return fast

@@ -84,16 +84,12 @@ def graded(grades: Iterable[Grade], verbose: bool) -> Iterator[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from skill_eval import readahead
-
     cfg = load_config(args)
     if args.write_pending is not None:
         return _write_pending(args, cfg)
-    # the evidence tree is read on another core while this process imports and builds what grading needs
-    with readahead.ahead(cfg):
-        from skill_eval import evidence
+    from skill_eval import evidence
 
-        r = evidence.check(cfg, args.suite, args.base, args.stage, keep_reasons=args.json)
+    r = evidence.check(cfg, args.suite, args.base, args.stage, keep_reasons=args.json)
     lines = [f"evidence: {r.found} bundle(s) found, {r.expected} expected ({r.suite} suite, {r.stage} stage)"]
     if r.pending:
         bar = "!" * 72

@@ -1,3 +1,0 @@
-"""Stub of the compiled module built from _fastio.c (see fsio.read_bundle_dir)."""
-
-def read_bundle(path: str, max_bytes: int, max_total: int, /) -> tuple[list[str], set[str], dict[str, bytes]] | None: ...
