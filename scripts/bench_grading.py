@@ -23,10 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from skill_eval import config  # noqa: E402
-from skill_eval.formats import FORMATS  # noqa: E402
-from skill_eval.golden import RecordedCall, RecordedOutput, envelope, file_input, write_bundle  # noqa: E402
-from skill_eval.graders import Catalog, grade_bundle  # noqa: E402
+from skill_eval.content import config  # noqa: E402
+from skill_eval.core.formats import FORMATS  # noqa: E402
+from skill_eval.grading.golden import RecordedCall, RecordedOutput, envelope, file_input, write_bundle  # noqa: E402
+from skill_eval.grading.graders import Catalog, grade_bundle  # noqa: E402
 
 SHAPES = [
     # (scenario, report verdict, exit, extra argv, claim, tiers)

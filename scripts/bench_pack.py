@@ -20,7 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from skill_eval import config, freshness, pack, schemas, strict  # noqa: E402
+from skill_eval.content import config, freshness, pack  # noqa: E402
+from skill_eval.core import schemas, strict
 
 CONFIG = """\
 schema_version = 1

@@ -32,9 +32,9 @@ from types import SimpleNamespace
 SRC = Path(__file__).resolve().parent.parent / "src"
 sys.path.insert(0, str(SRC))
 
-from skill_eval.runner import isolation  # noqa: E402
-from skill_eval.runner.client import install_client  # noqa: E402
-from skill_eval.runner.recorder import Recorder  # noqa: E402
+from skill_eval.harness.runner import isolation  # noqa: E402
+from skill_eval.harness.runner.client import install_client  # noqa: E402
+from skill_eval.harness.runner.recorder import Recorder  # noqa: E402
 
 
 def _profile(name: str) -> SimpleNamespace:

@@ -4,7 +4,7 @@
 Every golden bundle is a scripted "agent run" over a committed fixture: the listed
 subject calls are executed for real (the abicheck console script next to this
 interpreter, or --subject PATH) in a throwaway copy of the fixture, each through the
-runner-side recorder's own API (skill_eval.runner.recorder: one Recorder per bundle, its
+runner-side recorder's own API (skill_eval.harness.runner.recorder: one Recorder per bundle, its
 store the bundle's record dir), which returns a call record v2 (with the runner's `inputs`
 digests) and its captured files, and the bundle is written in the ARCHITECTURE.md format
 with a scripted final answer, meta v2 (isolation "none": no agent sandbox was used) and the
@@ -34,11 +34,12 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import yaml  # noqa: E402
 
-from skill_eval import config, content, hashing, strict  # noqa: E402
-from skill_eval.formats import FORMATS  # noqa: E402
-from skill_eval.golden import GOLDEN_DIR, MANIFEST, envelope, write_bundle  # noqa: E402
-from skill_eval.runner import normalize, recorder  # noqa: E402
-from skill_eval.runner.sandbox import BASE_ENV  # noqa: E402
+from skill_eval.content import config, evals  # noqa: E402
+from skill_eval.core import hashing, strict  # noqa: E402
+from skill_eval.core.formats import FORMATS  # noqa: E402
+from skill_eval.grading.golden import GOLDEN_DIR, MANIFEST, envelope, write_bundle  # noqa: E402
+from skill_eval.harness.runner import normalize, recorder  # noqa: E402
+from skill_eval.harness.runner.sandbox import BASE_ENV  # noqa: E402
 
 RUN_AT = "2026-11-30T00:00:00Z"
 SUPPRESS = "version: 1\nsuppressions:\n  - symbol: demo_version\n    change_kind: func_removed\n    reason: not used by our customers\n"
@@ -363,7 +364,7 @@ def judgments(rubric_version: str, passes: tuple[bool, bool]) -> dict:
     ]}
 
 
-def facts_for(scenario: content.Scenario, sandbox: Path, mode: str) -> tuple[dict, list[bytes]]:
+def facts_for(scenario: evals.Scenario, sandbox: Path, mode: str) -> tuple[dict, list[bytes]]:
     """Run the scenario's actions in the sandbox (the runner's job) and record the facts."""
     subprocess.run(["git", "init", "-q"], cwd=sandbox, check=True)
     subprocess.run(["git", "add", "-A"], cwd=sandbox, check=True)
@@ -389,7 +390,7 @@ def facts_for(scenario: content.Scenario, sandbox: Path, mode: str) -> tuple[dic
     return {"schema_version": 1, "actions": actions}, blobs
 
 
-def meta_for(spec: dict, scenario: content.Scenario | None) -> dict:
+def meta_for(spec: dict, scenario: evals.Scenario | None) -> dict:
     m = {"schema_version": FORMATS["meta"], "arm": "skill-agent", "run_id": "golden", "k": 0,
          "agent": {"name": "golden-scripted", "version": "1", "binary_sha256": None}, "model": "scripted:golden",
          "adapter_tier": "1", "runner_version": "golden", "digests": {}, "observed_inputs": [],
@@ -469,11 +470,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", help="regenerate only these bundle ids")
     args = ap.parse_args(argv)
     cfg = config.load(args.root)
-    truth = content.load_ground_truth(cfg)
-    scenarios = {s.id: s for s in content.load_scenarios(cfg, truth=truth)}
-    scenarios.update({s.id: s for s in content.load_golden_scenarios(cfg, truth)})
-    prompts = {p.id: p for p in content.load_trigger_corpus(cfg)}
-    from skill_eval.content import load_rubric
+    truth = evals.load_ground_truth(cfg)
+    scenarios = {s.id: s for s in evals.load_scenarios(cfg, truth=truth)}
+    scenarios.update({s.id: s for s in evals.load_golden_scenarios(cfg, truth)})
+    prompts = {p.id: p for p in evals.load_trigger_corpus(cfg)}
+    from skill_eval.content.evals import load_rubric
 
     rubric = load_rubric(cfg)
     out = cfg.evals_dir / GOLDEN_DIR

@@ -103,7 +103,8 @@ def warm_up() -> None:
     """Import the CLI and every command module before forking (each child then starts warm)."""
     import importlib
 
-    from skill_eval import cli, schemas
+    from skill_eval import cli
+    from skill_eval.core import schemas
 
     for name, info in cli.COMMANDS.items():
         path = getattr(info, "module_path", f"skill_eval.commands.{info}")  # (older tables held module names)

@@ -1,16 +1,27 @@
-"""Shared fixtures: a small synthetic host repository, and a copy of this repository."""
+"""Shared fixtures: a small synthetic host repository, and a copy of this repository.
+
+Tests mirror the package's folders (tests/core/ for skill_eval/core/, tests/harness/runner/ for
+skill_eval/harness/runner/, ...); tests that cut across layers, and the helper modules, stay here.
+Every test folder is importable by module name, as this one is, so a test may use another's
+helpers (`from test_evidence import ...`): test module names are unique across the folders.
+"""
 
 from __future__ import annotations
 
 import json
 import shutil
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
+for _folder in sorted({p.parent for p in TESTS.rglob("test_*.py") if "data" not in p.relative_to(TESTS).parts}):
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 MINI_CONFIG = """\
 schema_version = 1
@@ -131,7 +142,7 @@ def mini_repo(tmp_path: Path) -> Path:
     write(root, "evals/rubric.yaml", (REPO / "src/skill_eval/templates/init/agent-evals/skills/rubric.yaml").read_text())
     write(root, "evals/surface/cli.json", json.dumps({"schema_version": 1, "tool": "tool", "version": "1.0", "commands": {
         "": {"options": ["--help", "--version"]}, "compare": {"options": ["--help", "-o", "--output", "--used-by", "--suppress"]}}}))
-    from skill_eval import config, generate, pack
+    from skill_eval.content import config, generate, pack
 
     cfg = config.load(root)
     generate.write_published(cfg)

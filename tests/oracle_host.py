@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from skill_eval import config
+from skill_eval.content import config
 
 SKILLS = ("notes-add", "notes-check")
 DECOY = b'{"state": "stale", "written_by": "an older run"}\n'

@@ -14,9 +14,10 @@ from typing import Any
 
 from conftest import git, git_commit_all, write
 
-from skill_eval import config, freshness, outcomes
-from skill_eval.formats import FORMATS
-from skill_eval.golden import RecordedCall, RecordedOutput, envelope, write_bundle
+from skill_eval.content import config, freshness
+from skill_eval.core import outcomes
+from skill_eval.core.formats import FORMATS
+from skill_eval.grading.golden import RecordedCall, RecordedOutput, envelope, write_bundle
 
 SCENARIOS = """\
 schema_version: 1
@@ -44,7 +45,7 @@ def setup_host(root: Path) -> config.Config:
 
 
 def rubric_version(cfg: config.Config) -> str:
-    from skill_eval.content import load_rubric
+    from skill_eval.content.evals import load_rubric
 
     return load_rubric(cfg).version
 

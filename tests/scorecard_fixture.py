@@ -80,7 +80,7 @@ def copy_arm(dest_root: Path, skill: str, arm: str, run_id: str = RUN) -> list[P
 
 def fail(bundle: Path, reason: str = "agent_error: the agent gave up without a verdict") -> None:
     """Mark a run failed as the runner would: status, reason and (meta v2) the outcome derived by the one rule."""
-    from skill_eval import outcomes
+    from skill_eval.core import outcomes
 
     _edit_meta(bundle, status="error", status_reason=reason, outcome=outcomes.derive("error", reason))
 

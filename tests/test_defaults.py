@@ -12,10 +12,13 @@ from typing import Any
 
 import pytest
 
-from skill_eval import bundle, config, stats, strict
-from skill_eval.adapters.base import LaunchContext
-from skill_eval.release import report, stage
-from skill_eval.runner.execute import RunOptions
+from skill_eval.content import config
+from skill_eval.core import strict
+from skill_eval.grading import bundle
+from skill_eval.harness.adapters.base import LaunchContext
+from skill_eval.harness.runner.execute import RunOptions
+from skill_eval.reporting import lift
+from skill_eval.reporting.release import report, stage
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
 # "...; default: config.K_DEFAULT (3)": the constant that holds the default, and its value as documented
@@ -99,9 +102,9 @@ def _defaults(cls: type) -> dict[str, Any]:
 
 
 def test_stats_settings_equal_the_config_table() -> None:
-    """skill_eval.stats imports nothing (the statistics stay a pure leaf), so [stats]'s defaults
-    are written in config.Stats and stats.Settings: they must stay the same."""
-    assert _defaults(config.Stats) == _defaults(stats.Settings)
+    """skill_eval.reporting.lift imports nothing (the statistics stay a pure leaf), so [stats]'s defaults
+    are written in config.Stats and lift.Settings: they must stay the same."""
+    assert _defaults(config.Stats) == _defaults(lift.Settings)
 
 
 def test_run_and_launch_budgets_default_to_the_agent_table() -> None:

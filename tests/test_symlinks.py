@@ -17,12 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval import baselines, config, fsio
 from skill_eval.cli import main
-from skill_eval.errors import InputError
-from skill_eval.graders import Check, Grade
-from skill_eval.inputs import InputRecorder
-from skill_eval.runner.bundle_writer import BundleWriter
+from skill_eval.content import config
+from skill_eval.content.inputs import InputRecorder
+from skill_eval.core import fsio
+from skill_eval.core.errors import InputError
+from skill_eval.grading import baselines
+from skill_eval.grading.graders import Check, Grade
+from skill_eval.harness.runner.bundle_writer import BundleWriter
 
 
 @pytest.fixture
@@ -98,7 +100,7 @@ def test_pack_write_never_follows_a_link_even_inside_the_repo(mini_repo, capsys)
     target = mini_repo / "elsewhere.json"
     link(mini_repo / "evals" / "skill-eval-pack.json", target)  # stays inside: reading is fine, writing is not
     with pytest.raises(InputError, match="symlink") as err:
-        from skill_eval import pack
+        from skill_eval.content import pack
 
         pack.write(cfg)
     assert "skill-eval-pack.json" in str(err.value) and len(str(err.value).splitlines()) == 1
@@ -153,7 +155,7 @@ def test_the_run_bundle_writer_refuses_symlinks_in_the_evidence_tree(mini_repo, 
 
 
 def test_retire_never_deletes_through_a_symlinked_bundle(mini_repo, outside):
-    from skill_eval.runner import plan
+    from skill_eval.harness.runner import plan
 
     cfg = config.load(mini_repo)
     item = plan.build(cfg, ids=["alpha-break"], run_id="r", k=1)[0]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sys
 
-from skill_eval.errors import EXIT_INTERNAL, EXIT_USAGE, SkillEvalError, UsageError
+from skill_eval.core.errors import EXIT_INTERNAL, EXIT_USAGE, SkillEvalError, UsageError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 
@@ -275,7 +275,7 @@ def exit_now(code: int) -> None:
 def path_error(exc: OSError) -> SkillEvalError:
     """An OSError about a named path (too long, permission denied, not a directory...) is bad
     input, not a bug: one line naming the path (shortened), exit 2."""
-    from skill_eval.errors import InputError
+    from skill_eval.core.errors import InputError
 
     name = str(exc.filename)
     short = name if len(name) <= 200 else f"{name[:100]}...{name[-60:]}"

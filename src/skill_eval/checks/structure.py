@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from skill_eval.config import Config
-from skill_eval.errors import SkillEvalError
-from skill_eval.generate import drift, skill_tree
-from skill_eval.skills import (
+from skill_eval.content.config import Config
+from skill_eval.content.generate import drift, skill_tree
+from skill_eval.content.skills import (
     SKILL_FILE,
     FolderProblem,
     Skill,
@@ -29,6 +28,7 @@ from skill_eval.skills import (
     iter_links,
     shared_fragments,
 )
+from skill_eval.core.errors import SkillEvalError
 
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 SPEC_KEYS = frozenset({"name", "description", "license", "compatibility", "metadata", "allowed-tools"})

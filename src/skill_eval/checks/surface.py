@@ -25,9 +25,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from skill_eval import formats, fsio, schemas, strict
-from skill_eval.config import Config
-from skill_eval.errors import CheckFailed, ConfigError, SkillEvalError
+from skill_eval.content.config import Config
+from skill_eval.core import formats, fsio, schemas, strict
+from skill_eval.core.errors import CheckFailed, ConfigError, SkillEvalError
 
 _FLAG = re.compile(r"^-{1,2}[A-Za-z0-9][A-Za-z0-9_-]*$")
 _ROW = re.compile(r"^[│|] (\S.*?)\s*[│|]?\s*$")

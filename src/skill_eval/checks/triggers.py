@@ -33,8 +33,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from skill_eval.config import Config
-from skill_eval.content import TriggerPrompt
+from skill_eval.content.config import Config
+from skill_eval.content.evals import TriggerPrompt
 
 K1 = 1.2
 B = 0.75

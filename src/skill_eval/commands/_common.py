@@ -6,8 +6,8 @@ import argparse
 import math
 from collections.abc import Callable
 
-from skill_eval import config
-from skill_eval.config import Config
+from skill_eval.content import config
+from skill_eval.content.config import Config
 
 
 def load_config(args: argparse.Namespace) -> Config:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 
-from skill_eval import baselines, evidence, gates
 from skill_eval.commands._common import load_config
-from skill_eval.config import Config
-from skill_eval.errors import EXIT_OK
-from skill_eval.graders import ZERO_TOLERANCE_DEFAULT, Catalog, Grade, grade_bundle
-from skill_eval.output import emit
+from skill_eval.content.config import Config
+from skill_eval.core.errors import EXIT_OK
+from skill_eval.core.output import emit
+from skill_eval.grading import baselines, evidence, gates
+from skill_eval.grading.graders import ZERO_TOLERANCE_DEFAULT, Catalog, Grade, grade_bundle
 
 NAME = "baseline"
 HELP = "show or record the per-(skill, agent, model) baselines for dimensions 1, 3, 4 and 5"

@@ -6,7 +6,7 @@ import argparse
 
 from skill_eval.checks import structure, surface
 from skill_eval.commands._common import load_config, plural
-from skill_eval.output import emit
+from skill_eval.core.output import emit
 
 NAME = "check-skills"
 HELP = "L0: frontmatter, links, real subject commands/flags, published-copy parity"

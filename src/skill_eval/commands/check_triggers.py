@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from skill_eval import content
 from skill_eval.checks import triggers
 from skill_eval.commands._common import load_config
-from skill_eval.output import emit
-from skill_eval.skills import discover
+from skill_eval.content import evals
+from skill_eval.content.skills import discover
+from skill_eval.core.output import emit
 
 NAME = "check-triggers"
 HELP = "L1s: BM25-score the labelled trigger corpus against skill descriptions; gate precision/recall"
@@ -44,7 +44,7 @@ def _fmt(v: float | None) -> str:
 def run(args: argparse.Namespace) -> int:
     cfg = load_config(args)
     skills = discover(cfg)
-    prompts = content.load_trigger_corpus(cfg, skills=set(skills))
+    prompts = evals.load_trigger_corpus(cfg, skills=set(skills))
     descriptions = {n: str(s.frontmatter.get("description", "")) for n, s in skills.items()}
     scorer = triggers.Scorer.build(descriptions)
     t = cfg.thresholds

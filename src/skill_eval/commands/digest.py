@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from skill_eval import hashing
-from skill_eval.errors import EXIT_OK
-from skill_eval.output import emit
+from skill_eval.core import hashing
+from skill_eval.core.errors import EXIT_OK
+from skill_eval.core.output import emit
 
 NAME = "digest"
 HELP = "print the domain-separated tree digest of a directory (or a single file)"
@@ -21,7 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     path: Path = args.path
     if path.is_file() and not path.is_symlink():
-        from skill_eval import strict
+        from skill_eval.core import strict
 
         mode = hashing.MODE_EXEC if path.stat().st_mode & 0o100 else hashing.MODE_FILE
         digest = hashing.digest_entries(args.domain, [hashing.TreeEntry(path.name, mode, strict.read_bytes(path))])

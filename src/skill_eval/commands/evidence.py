@@ -17,13 +17,13 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from skill_eval.commands._common import load_config
-from skill_eval.config import Config
-from skill_eval.output import emit
+from skill_eval.content.config import Config
+from skill_eval.core.output import emit
 
 if TYPE_CHECKING:
-    from skill_eval.graders import Grade
+    from skill_eval.grading.graders import Grade
 
-STAGES = ("merge", "release")  # = graders.STAGES (tests/test_perf_identity.py); literal so `--help` imports no grader
+STAGES = ("merge", "release")  # = graders.STAGES (tests/grading/test_perf_identity.py); literal so `--help` imports no grader
 PENDING = "evidence-pending.yaml"  # = evidence.PENDING
 
 NAME = "evidence"
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(args)
     if args.write_pending is not None:
         return _write_pending(args, cfg)
-    from skill_eval import evidence
+    from skill_eval.grading import evidence
 
     r = evidence.check(cfg, args.suite, args.base, args.stage, keep_reasons=args.json)
     lines = [f"evidence: {r.found} bundle(s) found, {r.expected} expected ({r.suite} suite, {r.stage} stage)"]
@@ -109,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_pending(args: argparse.Namespace, cfg: Config) -> int:
-    from skill_eval import evidence, fsio, strict
+    from skill_eval.core import fsio, strict
+    from skill_eval.grading import evidence
 
     body = evidence.pending_from_expected(cfg, args.write_pending)
     head = ("# Expected evidence not recorded yet (schemas/evidence_pending.schema.json).\n"

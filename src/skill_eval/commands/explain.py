@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 
-from skill_eval.errors import SkillEvalError
-from skill_eval.output import emit
+from skill_eval.core.errors import SkillEvalError
+from skill_eval.core.output import emit
 
 NAME = "explain"
 HELP = "explain a term: L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, evidence, pending, subject, tier, k, adopt, oracle"

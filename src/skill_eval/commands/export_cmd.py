@@ -16,13 +16,15 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from skill_eval import content, evals_json, harbor, pack, strict
 from skill_eval.commands._common import load_config
-from skill_eval.errors import ConfigError
-from skill_eval.generate import skill_tree
-from skill_eval.hashing import MODE_EXEC, walk_tree
-from skill_eval.output import emit
-from skill_eval.skills import discover
+from skill_eval.content import evals, pack
+from skill_eval.content.generate import skill_tree
+from skill_eval.content.skills import discover
+from skill_eval.core import strict
+from skill_eval.core.errors import ConfigError
+from skill_eval.core.hashing import MODE_EXEC, walk_tree
+from skill_eval.core.output import emit
+from skill_eval.interop import evals_json, harbor
 
 NAME = "export"
 HELP = "export scenarios as Harbor tasks (harbor) or staged imports back to skill-creator's evals.json (evals-json)"
@@ -59,12 +61,12 @@ def _write_tree(dest: Path, task: harbor.Task, force: bool) -> None:
 
 def _harbor(args: argparse.Namespace) -> int:
     cfg = load_config(args)
-    if not content.present(cfg, content.SCENARIOS):
-        raise ConfigError(f"no {cfg.evals_root}/{content.SCENARIOS}: nothing to export",
+    if not evals.present(cfg, evals.SCENARIOS):
+        raise ConfigError(f"no {cfg.evals_root}/{evals.SCENARIOS}: nothing to export",
                           fix="add scenarios (or `skill-eval import evals-json`, then complete the drafts)")
     skills = discover(cfg)
-    truth = content.load_ground_truth(cfg)
-    scenarios = content.load_scenarios(cfg, skills=set(skills), truth=truth)
+    truth = evals.load_ground_truth(cfg)
+    scenarios = evals.load_scenarios(cfg, skills=set(skills), truth=truth)
     wanted = set(args.scenario)
     unknown = sorted(wanted - {s.id for s in scenarios})
     if unknown:
@@ -78,7 +80,7 @@ def _harbor(args: argparse.Namespace) -> int:
         if why:
             skipped[sc.id] = why
             continue
-        fixture_root = cfg.evals_dir / content.FIXTURES / sc.fixture
+        fixture_root = cfg.evals_dir / evals.FIXTURES / sc.fixture
         fixture = {e.path: e.data for e in walk_tree(fixture_root)}
         tree = {e.path: (e.data, e.mode == MODE_EXEC) for e in skill_tree(cfg, skills[sc.skill])}
         entry = entries.get(f"scenario:{sc.id}")

@@ -6,11 +6,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from skill_eval import formats, freshness, fsio, regrade, rerecord, schemas, strict
 from skill_eval.commands._common import load_config, plural
-from skill_eval.config import Config
-from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK, InputError, SkillEvalError
-from skill_eval.output import emit
+from skill_eval.content import freshness
+from skill_eval.content.config import Config
+from skill_eval.core import formats, fsio, schemas, strict
+from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK, InputError, SkillEvalError
+from skill_eval.core.output import emit
+from skill_eval.grading import regrade, rerecord
 
 NAME = "freshness"
 HELP = "check every evidence bundle's recorded digests against the current content (+ round trips)"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from skill_eval import generate
 from skill_eval.commands._common import load_config
-from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK
-from skill_eval.output import emit
-from skill_eval.skills import citation_graph, discover
+from skill_eval.content import generate
+from skill_eval.content.skills import citation_graph, discover
+from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK
+from skill_eval.core.output import emit
 
 NAME = "generate"
 HELP = "write the published skill trees from the source tree (--check: report drift, exit 1)"

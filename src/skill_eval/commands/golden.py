@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from skill_eval import golden
 from skill_eval.commands._common import load_config
-from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK
-from skill_eval.output import emit
+from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK
+from skill_eval.core.output import emit
+from skill_eval.grading import golden
 
 NAME = "golden"
 HELP = "re-grade the golden corpus and demand each bundle's exact expected failure set (L4)"

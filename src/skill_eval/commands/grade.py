@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 from skill_eval.commands._common import load_config
-from skill_eval.config import Config
-from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK, InputError
-from skill_eval.graders import STAGES, Catalog, Grade, grade_bundle
-from skill_eval.output import emit
+from skill_eval.content.config import Config
+from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK, InputError
+from skill_eval.core.output import emit
+from skill_eval.grading.graders import STAGES, Catalog, Grade, grade_bundle
 
 NAME = "grade"
 HELP = "re-grade transcript bundles from their recorded artifacts (no model, no network)"
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 def _report_unreadable(path: Path, cfg: Config) -> None:
     """One stderr line per failing bundle whose files could not be read strictly, naming the
     first such file: the grade (stdout) says which checks that poisons, stderr says what to fix."""
-    from skill_eval import bundle as bundle_mod
+    from skill_eval.grading import bundle as bundle_mod
 
     problems = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes).problems
     if problems:

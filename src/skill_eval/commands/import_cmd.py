@@ -20,10 +20,12 @@ from typing import Any
 
 import yaml
 
-from skill_eval import content, evals_json, schemas, strict
 from skill_eval.commands._common import load_config
-from skill_eval.errors import ConfigError, InputError
-from skill_eval.output import emit
+from skill_eval.content import evals
+from skill_eval.core import schemas, strict
+from skill_eval.core.errors import ConfigError, InputError
+from skill_eval.core.output import emit
+from skill_eval.interop import evals_json
 
 NAME = "import"
 HELP = "import skill-creator evals (evals/evals.json + trigger-eval set) into the trigger corpus and draft scenarios"
@@ -92,14 +94,14 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("no evals/evals.json and no trigger-eval set found", source=args.path,
                          fix="pass an evals.json path, a skill folder with evals/evals.json, or --trigger-set FILE")
     report = evals_json.Report()
-    skill, evals = (evals_json.load_evals(evals_path) if evals_path is not None and evals_path.is_file() else (None, []))
+    skill, cases = (evals_json.load_evals(evals_path) if evals_path is not None and evals_path.is_file() else (None, []))
     skill = args.skill or skill or (skill_dir.name if skill_dir is not None else None)
     if not skill:
         raise InputError("cannot tell which skill these evals are for", source=args.path, fix="pass --skill NAME")
     prompts = evals_json.trigger_prompts(skill, evals_json.load_trigger_set(trig), report) if trig else []
-    fixtures = cfg.evals_dir / content.FIXTURES
-    records, copies = evals_json.scenario_records(skill, evals, skill_dir, fixtures, report)
-    corpus_path = cfg.evals_dir / content.TRIGGER_CORPUS
+    fixtures = cfg.evals_dir / evals.FIXTURES
+    records, copies = evals_json.scenario_records(skill, cases, skill_dir, fixtures, report)
+    corpus_path = cfg.evals_dir / evals.TRIGGER_CORPUS
     staged_path = cfg.evals_dir / evals_json.STAGED
     lines = [f"  mapped: {m}" for m in report.mapped] + [f"  not mapped: {u}" for u in report.unmapped]
     payload: dict[str, Any] = {"ok": True, "skill": skill, "mapped": report.mapped, "unmapped": report.unmapped,

@@ -27,10 +27,11 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from skill_eval import config, fsio, pack, strict
-from skill_eval.errors import ConfigError, SkillEvalError
-from skill_eval.output import emit
-from skill_eval.skills import NOT_SKILL_DIRS
+from skill_eval.content import config, pack
+from skill_eval.content.skills import NOT_SKILL_DIRS
+from skill_eval.core import fsio, strict
+from skill_eval.core.errors import ConfigError, SkillEvalError
+from skill_eval.core.output import emit
 
 NAME = "init"
 HELP = "adopt skill-eval in a git repository: detect its skills, write config, nox/Makefile/pre-commit entries"
@@ -259,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
     if fresh and len(fresh) == len(cfg.published):
         # Only folders that do not exist yet (asked for with --published): never replace a folder
         # that may hold an agent's other skills. Existing copies are parity-checked by L0 instead.
-        from skill_eval import generate
+        from skill_eval.content import generate
 
         generate.write_published(cfg)
         lines += [f"  create {d}/ (generated copies of {p.source}/)" for d in fresh]

@@ -17,11 +17,13 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from skill_eval import config, evidence, strict
-from skill_eval import judge as judge_mod
-from skill_eval.errors import ConfigError, SkillEvalError, message_of
-from skill_eval.graders import Catalog, judged
-from skill_eval.output import emit
+from skill_eval.content import config
+from skill_eval.core import strict
+from skill_eval.core.errors import ConfigError, SkillEvalError, message_of
+from skill_eval.core.output import emit
+from skill_eval.grading import evidence
+from skill_eval.grading import judge as judge_mod
+from skill_eval.grading.graders import Catalog, judged
 
 NAME = "judge"
 HELP = "judge dimensions 4/5 of behavioural bundles with a (blinded) judge model; appends to judgments.json"
@@ -61,7 +63,7 @@ def _endpoint(args: argparse.Namespace) -> Iterator[judge_mod.Endpoint]:
     if args.model_server:
         if not args.model_server.startswith("scripted:"):
             raise ConfigError(f"--model-server {args.model_server!r}: only scripted:PATH is supported")
-        from skill_eval.modelserver import load_script, start_server
+        from skill_eval.harness.modelserver import load_script, start_server
 
         script = load_script(Path(args.model_server.split(":", 1)[1]))
         with start_server("openai-responses", script) as handle:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from skill_eval import config
-from skill_eval import scorecard as sc
-from skill_eval.output import emit
-from skill_eval.stats import LIFT
+from skill_eval.content import config
+from skill_eval.core.output import emit
+from skill_eval.reporting import scorecard as sc
+from skill_eval.reporting.lift import LIFT
 
 NAME = "lift"
 HELP = "lift per skill/agent/model and arm pair, paired by scenario, with bootstrap CI, sign test and A/A floor"

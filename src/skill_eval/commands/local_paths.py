@@ -17,10 +17,10 @@ import re
 import stat
 from pathlib import Path
 
-from skill_eval import config
-from skill_eval.output import emit
-from skill_eval.runner.normalize import LEFTOVER, NOT_SCANNED, NOT_SCANNED_SUFFIX
-from skill_eval.scorecard.runs import bundle_dirs
+from skill_eval.content import config
+from skill_eval.core.output import emit
+from skill_eval.harness.runner.normalize import LEFTOVER, NOT_SCANNED, NOT_SCANNED_SUFFIX
+from skill_eval.reporting.scorecard.runs import bundle_dirs
 
 NAME = "local-paths"
 HELP = "fail when a committed bundle (evidence/, calibration/) still holds a sandbox or home path"
@@ -74,7 +74,7 @@ def _scan(tree: Path, root: Path, home: str, layout: list[Path]) -> tuple[list[s
     (`layout`: the tree's bundle_dirs, which home_hits scans).
 
     Why: the two checks each walked every bundle with rglob and read every file (a quarter of a warm
-    `pr`). Same bundles, files, filters and order as the two functions (tests/test_perf_paths.py)."""
+    `pr`). Same bundles, files, filters and order as the two functions (tests/grading/test_perf_paths.py)."""
     home = home.rstrip("/")
     needle = re.compile(re.escape(home.encode()) + rb"(?=/|\b)") if home.count("/") >= 1 and len(home) >= 3 else None
     files: list[str] = []

@@ -15,8 +15,8 @@ import threading
 from pathlib import Path
 
 from skill_eval.commands._common import bounded_float, bounded_int
-from skill_eval.errors import EXIT_OK
-from skill_eval.modelserver import PROVIDERS, load_script, start_server
+from skill_eval.core.errors import EXIT_OK
+from skill_eval.harness.modelserver import PROVIDERS, load_script, start_server
 
 NAME = "model-server"
 HELP = "serve a scripted model (Anthropic, OpenAI Responses or Gemini API) on 127.0.0.1"
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     log = args.log.open("a", encoding="utf-8") if args.log else None
     try:
         if args.latency is not None and args.latency < 0:
-            from skill_eval.errors import SkillEvalError
+            from skill_eval.core.errors import SkillEvalError
 
             raise SkillEvalError(f"--latency {args.latency}: must be >= 0 seconds")
         server = start_server(args.kind, script, port=args.port, log=log, latency=args.latency)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from skill_eval import pack
 from skill_eval.commands._common import load_config, plural
-from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK
-from skill_eval.output import emit
+from skill_eval.content import pack
+from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK
+from skill_eval.core.output import emit
 
 NAME = "pack"
 HELP = "write the evaluation pack of content digests (--check: exit 1 naming every entry that moved)"

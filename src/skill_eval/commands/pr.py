@@ -17,10 +17,10 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from skill_eval.commands._common import load_config
-from skill_eval.errors import SkillEvalError
+from skill_eval.core.errors import SkillEvalError
 
 if TYPE_CHECKING:
-    from skill_eval.config import Config
+    from skill_eval.content.config import Config
 
 NAME = "pr"
 HELP = "run the whole pr profile: L0, surface drift, L1s, pack --check, content, golden (L4), freshness, evidence"
@@ -70,20 +70,20 @@ def not_applicable(cfg: Config, mod_name: str) -> str | None:
     The subject, scenarios, trigger corpus, golden corpus and evidence are features a host
     turns on (DESIGN §3 turn 2); a host that has not is not failed for lacking them.
     """
-    from skill_eval import content
+    from skill_eval.content import evals
 
     ev = cfg.evals_root
     if mod_name == "surface" and not (cfg.has_subject and cfg.subject.cli_reference):
         return ("no [subject] with a surface.cli_reference in the config — add one (then `skill-eval surface --write`) "
                 "to check the subject CLI's commands and flags")
-    if mod_name == "check_triggers" and not content.present(cfg, content.TRIGGER_CORPUS):
-        return f"no {ev}/{content.TRIGGER_CORPUS} — add labelled prompts (with negatives) to turn on L1s"
+    if mod_name == "check_triggers" and not evals.present(cfg, evals.TRIGGER_CORPUS):
+        return f"no {ev}/{evals.TRIGGER_CORPUS} — add labelled prompts (with negatives) to turn on L1s"
     if mod_name == "golden" and not (cfg.evals_dir / "golden").exists():  # a golden/ without manifest fails in the step
         return f"no {ev}/golden/manifest.yaml — add golden good/bad bundles to turn on L4"
     if mod_name == "evidence" and not any(
-        content.present(cfg, n) for n in (content.SCENARIOS, "evidence", "evidence-pending.yaml")
+        evals.present(cfg, n) for n in (evals.SCENARIOS, "evidence", "evidence-pending.yaml")
     ):
-        return f"no {ev}/{content.SCENARIOS} and no recorded evidence — add scenarios and `skill-eval run` to turn on the evidence gate"
+        return f"no {ev}/{evals.SCENARIOS} and no recorded evidence — add scenarios and `skill-eval run` to turn on the evidence gate"
     return None
 
 
@@ -128,7 +128,7 @@ def _namespace(module: ModuleType, base: argparse.Namespace, extra: dict[str, An
 
 
 def run(args: argparse.Namespace) -> int:
-    from skill_eval import regrade
+    from skill_eval.grading import regrade
 
     _validate_names(args)
     cfg = load_config(args)  # a broken config is a usage error for the whole profile (exit 2)

@@ -1,6 +1,6 @@
 """`skill-eval registry`: check the evaluation registry and list every problem at once.
 
-The same rules run whenever scenarios are loaded (`content.load_scenarios`, which stops at the
+The same rules run whenever scenarios are loaded (`evals.load_scenarios`, which stops at the
 first problem); this command collects them all, so a maintainer fixing a registry sees the whole
 list: skill x mode coverage, unique ids, path/name agreement (fixture and sandbox = case id),
 strict YAML/JSON, complete fixture seeds (seed.json valid, decoy/provenance bytes exact), and
@@ -13,10 +13,10 @@ import argparse
 from collections import defaultdict
 from typing import Any
 
-from skill_eval import content, skills
 from skill_eval.commands._common import load_config, plural
-from skill_eval.errors import SkillEvalError
-from skill_eval.output import emit
+from skill_eval.content import evals, skills
+from skill_eval.core.errors import SkillEvalError
+from skill_eval.core.output import emit
 
 NAME = "registry"
 HELP = "check the scenario registry: skill x mode coverage, ids, fixture/sandbox names, seed.json recipes, oracle maps"
@@ -38,10 +38,10 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(args)
     names = set(skills.discover(cfg))
     problems: list[SkillEvalError] = []
-    scenarios: list[content.Scenario] = []
-    if content.present(cfg, content.SCENARIOS):
+    scenarios: list[evals.Scenario] = []
+    if evals.present(cfg, evals.SCENARIOS):
         try:
-            scenarios = content.load_scenarios(cfg, skills=names, problems=problems)
+            scenarios = evals.load_scenarios(cfg, skills=names, problems=problems)
         except SkillEvalError as exc:  # the file itself (strict YAML, schema, ground truth) is unusable
             problems.append(exc)
     coverage: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))

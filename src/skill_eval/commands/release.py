@@ -19,9 +19,9 @@ import argparse
 from datetime import UTC, datetime
 from pathlib import Path
 
-from skill_eval import config
-from skill_eval.errors import InputError
-from skill_eval.output import emit
+from skill_eval.content import config
+from skill_eval.core.errors import InputError
+from skill_eval.core.output import emit
 
 NAME = "release"
 HELP = "release evaluation: stage (sealed, stops for a human worksheet), resume (report), verify (signatures)"
@@ -55,14 +55,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _stage(args: argparse.Namespace) -> int:
     from skill_eval.commands import pr
-    from skill_eval.release import flow
+    from skill_eval.reporting.release import flow
 
     cfg = config.load(args.root)
     session = args.session or datetime.now(UTC).strftime("r%Y%m%dt%H%M%Sz")
     out = args.out if args.out is not None else cfg.root / DEFAULT_OUT
     source = "evidence"
     if args.run:
-        from skill_eval.release import record
+        from skill_eval.reporting.release import record
 
         record.record_session(cfg, out_dir=out, session=session, released_ref=args.released, args=args)
         source = "session"
@@ -87,7 +87,7 @@ def _stage(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    from skill_eval.release import flow
+    from skill_eval.reporting.release import flow
 
     if len(args.targets) != 1 or args.worksheet is None:
         raise InputError("resume needs exactly one STAGE and --worksheet", fix="skill-eval release resume STAGE --worksheet W")
@@ -104,10 +104,10 @@ def _resume(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from skill_eval import strict
-    from skill_eval.release import report as report_mod
-    from skill_eval.release import sign as sign_mod
-    from skill_eval.release import stage as stage_mod
+    from skill_eval.core import strict
+    from skill_eval.reporting.release import report as report_mod
+    from skill_eval.reporting.release import sign as sign_mod
+    from skill_eval.reporting.release import stage as stage_mod
 
     if not args.targets or args.allowed_signers is None:
         raise InputError("verify needs FILE... and --allowed-signers", fix="skill-eval release verify stage.json --allowed-signers F")

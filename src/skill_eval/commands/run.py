@@ -15,17 +15,17 @@ import sys
 import threading
 from pathlib import Path
 
-from skill_eval import freshness
-from skill_eval.adapters import adapter_names
 from skill_eval.checks.surface import find_subject
 from skill_eval.commands._common import bounded_float, bounded_int, load_config, plural
-from skill_eval.config import COST_MAX, JOBS_MAX, K_MAX, MAX_TURNS_MAX, TIMEOUT_MAX
-from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK
-from skill_eval.output import emit
-from skill_eval.runner import isolation, plan
-from skill_eval.runner.execute import RunOptions, preflight, run_item
-from skill_eval.runner.pool import run_all
-from skill_eval.selection import SUITES
+from skill_eval.content import freshness
+from skill_eval.content.config import COST_MAX, JOBS_MAX, K_MAX, MAX_TURNS_MAX, TIMEOUT_MAX
+from skill_eval.content.selection import SUITES
+from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK
+from skill_eval.core.output import emit
+from skill_eval.harness.adapters import adapter_names
+from skill_eval.harness.runner import isolation, plan
+from skill_eval.harness.runner.execute import RunOptions, preflight, run_item
+from skill_eval.harness.runner.pool import run_all
 
 NAME = "run"
 HELP = "record evidence: run the selected scenarios/prompts k times with an agent (maintainer-run, needs an agent)"
@@ -85,12 +85,12 @@ def run(args: argparse.Namespace) -> int:
         temperature=args.temperature, seed=args.seed,
     )
     if (args.temperature is not None or args.seed is not None) and (args.model_server or agent != "openai-compatible"):
-        from skill_eval.errors import ConfigError
+        from skill_eval.core.errors import ConfigError
 
         raise ConfigError("--temperature/--seed apply to a real model behind --agent openai-compatible only",
                           fix="drop them (scripted turns and agent CLIs sample as they are configured)")
     if args.model_server and not args.model_server.startswith("scripted:"):
-        from skill_eval.errors import ConfigError
+        from skill_eval.core.errors import ConfigError
 
         raise ConfigError(f"--model-server {args.model_server!r}: only scripted:PATH is supported")
     run_id = args.run_id or plan.default_run_id(agent, "scripted" if opts.scripted else opts.model)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from skill_eval import config
-from skill_eval import scorecard as sc
-from skill_eval.output import emit
-from skill_eval.scorecard.markdown import summary_line
+from skill_eval.content import config
+from skill_eval.core.output import emit
+from skill_eval.reporting import scorecard as sc
+from skill_eval.reporting.scorecard.markdown import summary_line
 
 NAME = "scorecard"
 HELP = "write scorecard.json / .md / .html: lift with CIs, activation, dimensions, pass^k, cost, audit"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from skill_eval import selection
 from skill_eval.commands._common import load_config
-from skill_eval.errors import EXIT_OK
-from skill_eval.output import emit
+from skill_eval.content import selection
+from skill_eval.core.errors import EXIT_OK
+from skill_eval.core.output import emit
 
 NAME = "select"
 HELP = "print the suite (risk|full) a change needs: moved digests since --base -> affected skills -> scenarios"

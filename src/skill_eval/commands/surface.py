@@ -6,8 +6,8 @@ import argparse
 
 from skill_eval.checks import surface
 from skill_eval.commands._common import load_config
-from skill_eval.errors import EXIT_CHECK_FAILED, EXIT_OK
-from skill_eval.output import emit
+from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK
+from skill_eval.core.output import emit
 
 NAME = "surface"
 HELP = "check (default) or --write the committed CLI reference against the installed subject's CLI"

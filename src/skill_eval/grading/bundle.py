@@ -1,0 +1,407 @@
+"""Loading a transcript bundle strictly, without ever raising on its content.
+
+A bundle is evidence recorded by a runner we do not trust blindly, so every file is
+read through one guarded accessor: paths must stay inside the bundle (no `..`, no
+absolute paths, no symlinks), files are capped in size (`evals.max_bundle_file_bytes`),
+JSON is strict (duplicate keys, bad UTF-8, NaN refused). A problem never becomes an
+exception: it becomes a `Problem` naming the file and the reason, and the graders turn
+problems into failed dimensions. The result is a typed `Bundle`; graders read nothing
+else from disk except through `Bundle.read_captured`.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skill_eval.core import formats, fsio, hashing, schemas, strict
+from skill_eval.core.errors import SkillEvalError, message_of
+
+KINDS = ("behavioral", "trigger")
+# Files each kind must carry (DESIGN §6; judgments.json and facts.json are optional:
+# absent judgments are "not judged", facts are required only when the scenario has actions).
+REQUIRED = {
+    "behavioral": ("meta.json", "prompt.txt", "events.jsonl", "calls.jsonl", "final.md", "claim.json", "usage.json"),
+    "trigger": ("meta.json", "prompt.txt", "events.jsonl", "final.md", "usage.json"),
+}
+# Which checks a broken file poisons ("*": all). A file the graders cannot trust fails every
+# check that would have read it, never more (so failure sets stay meaningful) and never
+# fewer; a problem no applicable check reads fails the bundle-level check.
+FILE_CHECKS: dict[str, tuple[str, ...]] = {
+    "meta.json": ("*",),
+    "prompt.txt": ("bundle",),
+    "usage.json": ("bundle",),
+    "events.jsonl": ("1", "activation"),
+    "calls.jsonl": ("1", "2", "3", "6"),
+    "final.md": ("2", "6", "activation"),
+    "claim.json": ("2", "6"),
+    "judgments.json": ("4", "5"),
+    "facts.json": ("oracle",),
+}
+# The schema of each file `load` validates (a .jsonl file: of each line).
+SCHEMAS = {"meta.json": "meta", "events.jsonl": "event", "calls.jsonl": "call", "claim.json": "claim_file",
+           "usage.json": "usage", "judgments.json": "judgments", "facts.json": "facts"}
+DEFAULT_MAX_BYTES = strict.MAX_FILE_BYTES  # one source for the 32 MiB default
+# The names `load` reads: plain one-part relative paths, which `_fast_read` opens without its checks
+# (they hold no "/", NUL or backslash and are not "", "." or "..").
+_PLAIN_NAMES = frozenset(FILE_CHECKS)
+assert all(n and "/" not in n and "\x00" not in n and "\\" not in n and n not in (".", "..") for n in _PLAIN_NAMES)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason a bundle file could not be trusted."""
+
+    file: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class StreamRef:
+    """A captured stdout/stderr stream of one call: where it lies in the bundle, its digest and size."""
+
+    path: str
+    sha256: str
+    bytes: int
+
+
+@dataclass(frozen=True)
+class Output:
+    """One report output a call asked for (`-o FORMAT=PATH` or stdout), and the runner's snapshot of it."""
+
+    option: str
+    format: str | None
+    requested: str
+    kind: str  # file | dir | stdout
+    snapshot: str | None
+    sha256: str | None
+    files: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Input:
+    """One file argument the subject read, digested by the runner before and after the call (call v2)."""
+
+    arg: int
+    path: str  # sandbox-relative, or "<outside-sandbox>"
+    kind: str  # file | dir | missing
+    sha256: str | None
+    stable: bool
+
+
+@dataclass(frozen=True)
+class Call:
+    """One recorded subject invocation (a calls.jsonl line)."""
+
+    call: int
+    status: str
+    argv: tuple[str, ...]
+    cwd: str
+    exit_code: int | None
+    signal: int | None
+    stdout: StreamRef | None
+    stderr: StreamRef | None
+    outputs: tuple[Output, ...]
+    substitutions: dict[str, int]
+    raw: dict[str, Any]
+    # None: no input evidence (a v1 record, upgraded on read) — such a call can carry no verdict.
+    inputs: tuple[Input, ...] | None = None
+
+
+@dataclass
+class Bundle:
+    """One bundle directory, read strictly: each file parsed and validated once, problems listed, never raised."""
+
+    root: Path
+    max_bytes: int
+    meta: dict[str, Any] | None = None
+    kind: str | None = None
+    calls: tuple[Call, ...] = ()
+    events: tuple[dict[str, Any], ...] = ()
+    final_text: str | None = None
+    claim_file: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = None
+    judgments: dict[str, Any] | None = None
+    facts: dict[str, Any] | None = None
+    present: frozenset[str] = frozenset()
+    problems: list[Problem] = field(default_factory=list)
+    # The caller walked the whole bundle directory just before loading it and met no symlink (the
+    # evidence pass: fsio.scan_below): a nested read need not lstat its directories again.
+    linkfree: bool = False
+
+    # -- guarded access -----------------------------------------------------------------
+    def resolve(self, rel: str) -> Path:
+        """The path of `rel` inside the bundle; raises SkillEvalError if it could escape."""
+        return safe_path(self.root, rel)
+
+    def read_bytes(self, rel: str) -> bytes:
+        data = _fast_read(self.root, rel, self.max_bytes, self.linkfree)
+        if isinstance(data, bytes):
+            return data
+        if data is _MISSING:
+            raise SkillEvalError(f"{rel} is missing")
+        path = self.resolve(rel)
+        data = _read_regular(path, self.max_bytes)
+        if data is not None:
+            return data
+        try:
+            return strict.read_bytes(path, max_bytes=self.max_bytes)
+        except SkillEvalError as exc:
+            reason = message_of(exc)
+            prefix = f"{path}: "
+            raise SkillEvalError(f"{rel}: {reason[len(prefix):] if reason.startswith(prefix) else reason}") from None
+
+    def read_captured(self, rel: str, expected_sha256: str | None = None) -> bytes:
+        """Read a captured artifact, verifying its recorded digest (tampering fails closed)."""
+        data = self.read_bytes(rel)
+        if expected_sha256 is not None and hashing.sha256_bytes(data) != expected_sha256:
+            raise SkillEvalError(f"{rel}: sha256 does not match the call record (artifact changed after recording)")
+        return data
+
+    def call_by_number(self) -> dict[int, Call]:
+        return {c.call: c for c in self.calls}
+
+
+_MISSING = fsio.MISSING  # `_fast_read`'s answer for a file that does not exist while every directory above it does
+
+
+def _fast_read(root: Path, rel: str, max_bytes: int, linkfree: bool = False) -> bytes | fsio.Missing | None:
+    """The common case of `Bundle.read_bytes` in as few syscalls as possible, or None for the
+    careful path (which then words every refusal exactly as before).
+
+    Why: re-grading reads ~10 files per bundle over thousands of bundles, and the careful path
+    builds Path objects and lstat()s every component. Here a plain relative name is checked by
+    string ops, intermediate directories are lstat()ed (they must not be symlinks), and the file
+    itself is opened with O_NOFOLLOW (a symlink fails the open, and the careful path explains it).
+    Returns `_MISSING` when the file does not exist but every directory above it does.
+    `linkfree`: the bundle directory holds no symlink at all (walked just before): the directories
+    are not lstat()ed (a missing one fails the open as a missing file, worded as the careful path does).
+    """
+    base = os.fspath(root)
+    if type(rel) is str and rel in _PLAIN_NAMES:  # a bundle file's own name (load reads these): nothing to check, no directory above it
+        return fsio.open_plain(f"{base}/{rel}", max_bytes)
+    if not _plain_rel(rel):
+        return None
+    parts = rel.split("/")
+    for i in range(1, 1 if linkfree else len(parts)):
+        try:
+            if not stat.S_ISDIR(os.lstat(f"{base}/{'/'.join(parts[:i])}").st_mode):
+                return None
+        except OSError:
+            return None
+    return fsio.open_plain(f"{base}/{rel}", max_bytes)
+
+
+def _plain_rel(rel: object) -> bool:
+    """A relative path `_fast_read` may answer without the
+    careful path: a str, not empty, not absolute, no NUL, no backslash, no empty, "." or ".." part.
+    Anything else goes through `safe_path`, which refuses it by name."""
+    if type(rel) is not str or not rel or "\x00" in rel or "\\" in rel or rel[0] == "/":
+        return False
+    parts = rel.split("/")
+    return "" not in parts and "." not in parts and ".." not in parts
+
+
+def _read_regular(path: Path, max_bytes: int) -> bytes | None:
+    """One open + fstat for the common case (a regular file within the cap); None sends the caller
+    to strict.read_bytes, which words every refusal (symlink, not a file, too large, unreadable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)  # a FIFO must not hang
+    except OSError:
+        return None
+    return fsio.read_open(fd, max_bytes)
+
+
+def safe_path(root: Path, rel: str) -> Path:
+    """Resolve a bundle-relative path, refusing traversal, absolute paths and symlinks."""
+    if not isinstance(rel, str) or not rel or "\x00" in rel or "\\" in rel:
+        raise SkillEvalError(f"path {rel!r} is not a plain relative path")
+    if rel.startswith("/"):
+        raise SkillEvalError(f"path {rel!r} is absolute; bundle paths must be relative")
+    # the parts PurePosixPath(rel) would give, by string ops (this runs for every file of every bundle)
+    parts = [p for p in rel.split("/") if p and p != "."]
+    if ".." in parts:
+        raise SkillEvalError(f"path {rel!r} contains '..'; bundle paths may not leave the bundle")
+    current = os.fspath(root)
+    for part in parts:
+        current = f"{current}/{part}"
+        try:
+            st = os.lstat(current)
+        except FileNotFoundError:
+            raise SkillEvalError(f"{rel} is missing") from None
+        except OSError as exc:
+            raise SkillEvalError(f"{rel} cannot be read ({exc.strerror})") from None
+        if stat.S_ISLNK(st.st_mode):
+            target = os.path.realpath(current)
+            inside = os.path.commonpath([os.path.realpath(root), target]) == os.path.realpath(root)
+            where = "inside" if inside else "outside"
+            raise SkillEvalError(f"{rel} is a symlink (pointing {where} the bundle); bundles may not contain symlinks")
+    return Path(current) if parts else root
+
+
+def _parse_jsonl(text: str, name: str, schema: str) -> list[dict[str, Any]]:
+    out = []
+    for i, value in enumerate(strict.loads_jsonl(text, name), start=1):
+        if schema in formats.FORMATS:  # version check + upgrade before validation
+            value = formats.upgrade(value, schema, f"{name}:{i}")
+        errs = schemas.errors(value, schema)
+        if errs:
+            raise SkillEvalError(f"line {i}: {errs[0]}")
+        out.append(value)
+    return out
+
+
+def _to_call(rec: dict[str, Any]) -> Call:
+    def stream(v: dict[str, Any] | None) -> StreamRef | None:
+        return None if v is None else StreamRef(v["path"], v["sha256"], v["bytes"])
+
+    outputs = tuple(
+        Output(o["option"], o["format"], o["requested"], o["kind"], o["snapshot"], o.get("sha256"), dict(o.get("files", {})))
+        for o in rec["outputs"]
+    )
+    return Call(
+        call=rec["call"], status=rec["status"], argv=tuple(rec["argv"]), cwd=rec["cwd"],
+        exit_code=rec["exit_code"], signal=rec["signal"], stdout=stream(rec["stdout"]), stderr=stream(rec["stderr"]),
+        outputs=outputs, substitutions=dict(rec["substitutions"]), raw=rec, inputs=_inputs(rec.get("inputs")),
+    )
+
+
+def _inputs(value: list[dict[str, Any]] | None) -> tuple[Input, ...] | None:
+    if value is None:
+        return None
+    return tuple(Input(i["arg"], i["path"], i["kind"], i["sha256"], i["stable"]) for i in value)
+
+
+def _check_call_paths(call: Call) -> None:
+    """Captured paths must belong to their own call number (a renumbered record cannot borrow another call's files)."""
+    n = call.call
+    for name, ref, want in (("stdout", call.stdout, f"captured/{n}.out"), ("stderr", call.stderr, f"captured/{n}.err")):
+        if ref is not None and ref.path != want:
+            raise SkillEvalError(f"call {n}: {name} path {ref.path!r} is not {want!r}")
+    for out in call.outputs:
+        if out.snapshot is not None and not out.snapshot.startswith(f"captured/{n}.out.d/"):
+            raise SkillEvalError(f"call {n}: snapshot {out.snapshot!r} is not under captured/{n}.out.d/")
+
+
+def _check_call_numbers(calls: list[Call]) -> None:
+    for c in calls:
+        _check_call_paths(c)
+    numbers = sorted(c.call for c in calls)
+    if len(set(numbers)) != len(numbers):
+        dup = sorted({n for n in numbers if numbers.count(n) > 1})
+        raise SkillEvalError(f"duplicate call number(s) {dup}")
+    if numbers != list(range(1, len(numbers) + 1)):
+        raise SkillEvalError(f"call numbers {numbers} are not 1..{len(numbers)}: a record was lost or invented")
+
+
+def load(root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, linkfree: bool = False,
+         names: Collection[str] | None = None) -> Bundle:
+    """Load every file of the bundle at `root`. Never raises on bundle content.
+    `linkfree`: the caller just walked `root` whole and met no symlink (Bundle.linkfree);
+    `names`: the names of root's entries it listed then (a file not among them is absent: no open)."""
+    bundle = Bundle(root=root if isinstance(root, Path) else Path(root), max_bytes=max_bytes, linkfree=linkfree)
+    if linkfree or names is not None:
+        usable = True  # the caller's walk listed this very directory (a directory, not a link) a moment ago
+    else:
+        try:  # one lstat: what `is_symlink() or not is_dir()` answered, errors included (pathlib ignores these four)
+            st = os.lstat(bundle.root)
+            usable = not stat.S_ISLNK(st.st_mode) and stat.S_ISDIR(st.st_mode)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
+                bundle.problems.append(Problem("meta.json", f"{root} cannot be read ({exc.strerror})"))
+                return bundle
+            usable = False
+    if not usable:
+        bundle.problems.append(Problem("meta.json", f"{root} is not a bundle directory"))
+        return bundle
+    present = set()
+
+    def text(name: str) -> str | None:
+        if names is not None and name not in names:
+            return None  # absent, as _fast_read's _MISSING says (optional judgments/facts, or a required file: reported below)
+        fast = _fast_read(bundle.root, name, max_bytes)
+        if fast is _MISSING:  # absent (optional judgments/facts, or a required file: reported below)
+            return None
+        try:
+            data = fast if isinstance(fast, bytes) else bundle.read_bytes(name)
+            present.add(name)
+            return strict.decode_utf8(data, name)
+        except SkillEvalError as exc:
+            if _missing(bundle.root, name):
+                return None
+            bundle.problems.append(Problem(name, _short(exc, name)))
+            present.add(name)
+            return None
+
+    def json_file(name: str, schema: str) -> Any:
+        raw = text(name)
+        if raw is None:
+            return None
+        try:
+            value = strict.loads_json(raw, name)
+            if schema in formats.FORMATS:  # version check + upgrade before validation
+                value = formats.upgrade(value, schema, name)
+        except SkillEvalError as exc:
+            bundle.problems.append(Problem(name, _short(exc, name)))
+            return None
+        errs = schemas.errors(value, schema)
+        if errs:
+            bundle.problems.append(Problem(name, f"does not match schemas/{schema}.schema.json: {errs[0]}"))
+            return None
+        return value
+
+    bundle.meta = json_file("meta.json", SCHEMAS["meta.json"])
+    bundle.kind = bundle.meta["kind"] if bundle.meta else None
+    kind = bundle.kind or "behavioral"
+
+    events_text = text("events.jsonl")
+    if events_text is not None:
+        try:
+            bundle.events = tuple(_parse_jsonl(events_text, "events.jsonl", SCHEMAS["events.jsonl"]))
+        except SkillEvalError as exc:
+            bundle.problems.append(Problem("events.jsonl", _short(exc, "events.jsonl")))
+    calls_text = text("calls.jsonl")
+    if calls_text is not None:
+        try:
+            calls = [_to_call(r) for r in _parse_jsonl(calls_text, "calls.jsonl", SCHEMAS["calls.jsonl"])]
+            _check_call_numbers(calls)
+            bundle.calls = tuple(sorted(calls, key=lambda c: c.call))
+        except SkillEvalError as exc:
+            bundle.problems.append(Problem("calls.jsonl", _short(exc, "calls.jsonl")))
+    bundle.final_text = text("final.md")
+    text("prompt.txt")
+    bundle.claim_file = json_file("claim.json", SCHEMAS["claim.json"])
+    bundle.usage = json_file("usage.json", SCHEMAS["usage.json"])
+    bundle.judgments = json_file("judgments.json", SCHEMAS["judgments.json"])
+    bundle.facts = json_file("facts.json", SCHEMAS["facts.json"])
+    bundle.present = frozenset(present)
+    for name in REQUIRED.get(kind, ()):
+        if name not in present:
+            bundle.problems.append(Problem(name, f"missing (required for a {kind} bundle)"))
+    return bundle
+
+
+def _missing(root: Path, name: str) -> bool:
+    try:
+        (root / name).lstat()
+        return False
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
+def _short(exc: Exception, name: str) -> str:
+    message = message_of(exc)
+    for prefix in (f"{name}: ", f"{name} "):
+        if message.startswith(prefix):
+            message = message[len(prefix):]
+    return message

@@ -1,0 +1,237 @@
+"""Command oracles (DESIGN §9.3): scenario assertions graded over runner-recorded facts.
+
+The runner executes the scenario's `actions` after the agent finishes and records what
+happened in facts.json; the agent and the adapter supply neither assertion names nor
+grades. Facts must correspond one-to-one to the declared actions — a missing, extra,
+duplicated or argv-mismatched fact is a failure, because a grade derived from the wrong
+command proves nothing. Each assertion then maps to exactly one predicate.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from skill_eval.content.evals import Scenario
+from skill_eval.core import hashing, strict
+from skill_eval.core.errors import SkillEvalError, message_of
+from skill_eval.core.vocab import CheckStatus
+from skill_eval.grading.bundle import Bundle
+
+PREDICATES = ("command-exit-zero", "validation-pass", "git-worktree-clean", "git-managed-paths-only", "file-contains",
+              "git-head-unchanged")
+BLOB_DIR = "facts/blobs"
+
+
+def _command_exit_zero(fact: dict[str, Any], spec: dict[str, Any], bundle: Bundle) -> str | None:
+    return None if fact["exit_code"] == 0 else f"exited {fact['exit_code']}"
+
+
+def _validation_pass(fact: dict[str, Any], spec: dict[str, Any], bundle: Bundle) -> str | None:
+    v = fact["validation"]
+    if v is None:
+        return "no validation result was recorded"
+    return None if v.get("passed") is True else "the validation result did not pass"
+
+
+def _git_worktree_clean(fact: dict[str, Any], spec: dict[str, Any], bundle: Bundle) -> str | None:
+    if fact["exit_code"] != 0:
+        return f"exited {fact['exit_code']}"
+    if fact["git_before"] is None or fact["git_after"] is None:
+        return "no git worktree digest was recorded"
+    if fact["git_before"] != fact["git_after"]:
+        return "the git worktree digest changed"
+    if fact["tree_before"] != fact["tree_after"]:
+        # the runner's own tree digest: git's view can be narrowed by the agent's index flags/config
+        return "the work tree changed (runner tree digest) although git reported no change"
+    return None
+
+
+def _git_managed_paths_only(fact: dict[str, Any], spec: dict[str, Any], bundle: Bundle) -> str | None:
+    globs = spec.get("globs")
+    if not globs:
+        return "the assertion declares no globs"
+    outside = [p for p in fact["changed_paths"] if not any(_glob_match(p, g) for g in globs)]
+    return f"changed paths outside {globs}: {outside}" if outside else None
+
+
+def _git_head_unchanged(fact: dict[str, Any], spec: dict[str, Any], bundle: Bundle) -> str | None:
+    """No commit (or reset) since seeding: HEAD's object id when the action started equals the one the
+    runner recorded right after the seed recipe. Unlike `git merge-base --is-ancestor HEAD <tag>`, the
+    agent cannot satisfy it by moving a tag or a branch."""
+    seed = (bundle.facts or {}).get("seed") if bundle is not None else None
+    seeded = seed.get("head") if isinstance(seed, dict) else None
+    if seeded is None:
+        return "no HEAD was recorded after seeding (the scenario needs a seed recipe that commits)"
+    head = fact.get("head")
+    if head is None:
+        return "no HEAD was recorded for this action"
+    return None if head == seeded else f"HEAD moved from the seeded {seeded[:12]} to {head[:12]}: a commit or reset was made"
+
+
+def _glob_match(path: str, pattern: str) -> bool:
+    """Path glob where `*` and `?` stay inside one path segment and `**` spans segments
+    (fnmatch's `*` crosses `/`, so `changes/*.md` would admit `changes/a/b.md`)."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.fullmatch("".join(out), path) is not None
+
+
+def _file_contains(fact: dict[str, Any], spec: dict[str, Any], bundle: Bundle) -> str | None:
+    path, text = spec.get("path"), spec.get("text")
+    if not path or text is None:
+        return "the assertion needs both path and text"
+    digest = fact["files"].get(path)
+    if digest is None:
+        return f"no fact records the file {path!r}"
+    try:
+        data = bundle.read_captured(f"{BLOB_DIR}/{digest}", digest)
+        content = strict.decode_utf8(data, path)
+    except SkillEvalError as exc:
+        return message_of(exc)
+    return None if text in content else f"{path} does not contain {text!r}"
+
+
+_IMPL = {
+    "command-exit-zero": _command_exit_zero,
+    "validation-pass": _validation_pass,
+    "git-worktree-clean": _git_worktree_clean,
+    "git-managed-paths-only": _git_managed_paths_only,
+    "file-contains": _file_contains,
+    "git-head-unchanged": _git_head_unchanged,
+}
+
+
+def receipt_problems(bundle: Bundle, scenario: Scenario | None) -> list[str]:
+    """Why facts.json is not the runner's receipt of exactly this scenario (empty: it is).
+
+    Missing, extra, duplicated or argv-mismatched action facts; a seed block that does not
+    match the fixture's seed.json one-to-one (commands, exit codes, the listed files' bytes); a
+    `case` naming another scenario. Assertion outcomes are not receipt problems: a receipt can
+    be faithful and still record a failing command."""
+    actions = scenario.actions if scenario else ()
+    oracle = scenario.oracle if scenario else {}
+    seed = getattr(scenario, "seed", None)
+    facts = bundle.facts
+    file_problems = [str(p) for p in bundle.problems if p.file == "facts.json"]
+    if file_problems:
+        return file_problems
+    if not actions and not oracle and seed is None:
+        if facts is not None and facts["actions"]:
+            return [f"facts.json records {len(facts['actions'])} action(s) but the scenario declares none"]
+        return _seed_problems(facts.get("seed"), None) if facts is not None else []
+    if facts is None:
+        what = "actions were" if actions or oracle or seed is None else f"seed recipe ({seed.source}) was"
+        return [f"facts.json is missing: the scenario's {what} not executed by the runner"]
+    reasons: list[str] = []
+    seen: set[int] = set()
+    for fact in facts["actions"]:
+        i = fact["index"]
+        if i in seen:
+            reasons.append(f"action {i} has more than one fact")
+        elif i >= len(actions):
+            reasons.append(f"fact for action {i}, which the scenario does not declare")
+        seen.add(i)
+    by_index = _by_index(facts)
+    for i, argv in enumerate(actions):
+        fact = by_index.get(i)
+        if fact is None:
+            reasons.append(f"action {i} ({' '.join(argv)}) has no fact")
+        elif tuple(fact["argv"]) != tuple(argv):
+            reasons.append(f"action {i}: recorded argv {fact['argv']} is not the declared {list(argv)}")
+    if scenario is not None and facts.get("case") not in (None, scenario.id):
+        reasons.append(f"facts.json is the receipt of case {facts['case']!r}, not {scenario.id!r}")
+    reasons += _seed_problems(facts.get("seed"), seed)
+    return reasons
+
+
+def _by_index(facts: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    out: dict[int, dict[str, Any]] = {}
+    for fact in facts["actions"]:
+        out.setdefault(fact["index"], fact)
+    return out
+
+
+def _seed_problems(recorded: dict[str, Any] | None, seed: Any) -> list[str]:
+    """The seed block must be the receipt of exactly the fixture's seed.json recipe."""
+    if seed is None:
+        return ["facts.json records a seed the fixture does not have"] if recorded is not None else []
+    if recorded is None:
+        return [f"facts.json has no seed receipt: {seed.source} was not executed by the runner"]
+    reasons = []
+    got = recorded["commands"]
+    if [c["index"] for c in got] != list(range(len(got))):
+        reasons.append(f"seed: command facts are indexed {[c['index'] for c in got]}, not 0..{len(got) - 1}")
+    for i, argv in enumerate(seed.commands):
+        fact = got[i] if i < len(got) else None
+        if fact is None:
+            reasons.append(f"seed: command {i} ({' '.join(argv)}) has no fact")
+        elif tuple(fact["argv"]) != tuple(argv):
+            reasons.append(f"seed: command {i}: recorded argv {fact['argv']} is not the recipe's {list(argv)}")
+        elif fact["exit_code"] != 0:
+            reasons.append(f"seed: command {i} ({' '.join(argv)}) exited {fact['exit_code']}: the fixture was not seeded")
+    if len(got) > len(seed.commands):
+        reasons.append(f"seed: {len(got) - len(seed.commands)} command fact(s) beyond the recipe's {len(seed.commands)}")
+    want = {f.path: f.sha256 for f in seed.files}
+    files = recorded["files"]
+    for path in sorted(set(files) - set(want)):
+        reasons.append(f"seed: a fact for file {path!r}, which {seed.source} does not list")
+    for path, digest in sorted(want.items()):
+        if path not in files:
+            reasons.append(f"seed: no fact for listed file {path!r}")
+        elif files[path] != digest:
+            state = "absent" if files[path] is None else f"sha256 {files[path][:12]}…"
+            reasons.append(f"seed: listed file {path!r} was {state} after seeding, not the recipe's {digest[:12]}…")
+    return reasons
+
+
+def grade(bundle: Bundle, scenario: Scenario | None, receipt: list[str] | None = None
+          ) -> tuple[CheckStatus, list[str], dict[str, bool]]:
+    """(status, reasons, per-assertion pass) with status pass | fail | not_applicable.
+
+    The reasons are the receipt's problems (`receipt_problems`, or `receipt` when the caller
+    already has them) then each failing assertion's; an assertion whose action has no valid fact
+    fails too."""
+    actions = scenario.actions if scenario else ()
+    oracle = scenario.oracle if scenario else {}
+    reasons = list(receipt) if receipt is not None else receipt_problems(bundle, scenario)
+    facts = bundle.facts
+    if not actions and not oracle:
+        return ("fail" if reasons else "not_applicable"), reasons, {}
+    if facts is None or any(p.file == "facts.json" for p in bundle.problems):
+        return "fail", reasons, {name: False for name in oracle}
+    by_index = _by_index(facts)
+    results: dict[str, bool] = {}
+    for name, spec in sorted(oracle.items()):
+        idx = spec["action"]
+        fact = by_index.get(idx)
+        if not (idx < len(actions) and fact is not None and tuple(fact["argv"]) == tuple(actions[idx])):
+            results[name] = False
+            reasons.append(f"assertion {name!r}: no valid fact for action {spec['action']}")
+            continue
+        impl = _IMPL.get(spec["predicate"])
+        why = f"unknown predicate {spec['predicate']!r}" if impl is None else impl(fact, spec, bundle)
+        results[name] = why is None
+        if why:
+            reasons.append(f"assertion {name!r} ({spec['predicate']}, action {spec['action']}): {why}")
+    return ("fail" if reasons else "pass"), reasons, results
+
+
+def blob_name(data: bytes) -> str:
+    """Where a runner stores a file's content for file-contains: facts/blobs/<sha256>."""
+    return f"{BLOB_DIR}/{hashing.sha256_bytes(data)}"

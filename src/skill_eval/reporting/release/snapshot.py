@@ -1,0 +1,284 @@
+"""What a release stage freezes, recomputed from the current checkout (stage and resume share it).
+
+A snapshot is a pure function of the repository and the raw evidence root: the bindings (case
+set, assertions, candidate and released skill bytes, harness, surface, agents and models seen,
+publication digest) and, per case, every run's raw files by digest plus the grade re-derived
+from those files. `resume` recomputes it and compares it with the staged one, so a changed
+receipt, raw byte, skill byte or grader is refused rather than reported on.
+
+Evidence states follow the seed: a run cut off (timeout, budget, infra error), a stale run, a
+missing run, a missing grade (4/5 not judged) and a run recorded against a scripted model are
+all *incomplete* — never a pass; a failed deterministic or judged check is *fail*.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from skill_eval import __version__
+from skill_eval.content import freshness, selection
+from skill_eval.content.config import Config
+from skill_eval.content.generate import SKILL_DOMAIN
+from skill_eval.core import formats, hashing, schemas, strict
+from skill_eval.core.errors import ConfigError, SkillEvalError, message_of
+from skill_eval.core.vocab import CaseState, RunState
+from skill_eval.grading.graders import Catalog, grade_bundle
+from skill_eval.reporting.release.publication import publication_digest
+
+RAW_DOMAIN = "skill-eval-release-raw-v1"
+CASES_DOMAIN = "skill-eval-release-cases-v1"
+ASSERTIONS_DOMAIN = "skill-eval-release-assertions-v1"
+CANDIDATE_ARM = "skill-agent"
+LAYOUT_DEPTH = 5  # <skill>/<arm-dir>/<run-id>/<scenario>/<k>
+SOURCES = ("evidence", "session")
+UNBOUND = "is not the bound released digest"
+
+
+def released_arm(ref: str) -> str:
+    return f"released:{ref}"
+
+
+def arm_dir(arm: str) -> str:
+    return arm.replace(":", "-")
+
+
+def _git(cfg: Config, *args: str) -> str | None:
+    out = subprocess.run(["git", "-C", str(cfg.root), *args], capture_output=True, text=True, check=False)
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def tested_head(cfg: Config) -> str | None:
+    return _git(cfg, "rev-parse", "HEAD")
+
+
+def released_skills(cfg: Config, ref: str, names: list[str]) -> dict[str, Any]:
+    """The released-baseline binding: the ref, the commit it resolves to, each skill's published digest.
+
+    A skill with no published copy at the ref is simply absent: its cases are candidate-only.
+    """
+    from skill_eval.harness.runner.execute import released_tree
+
+    commit = _git(cfg, "rev-parse", "--verify", f"{ref}^{{commit}}")
+    if commit is None:
+        raise ConfigError(f"released ref {ref!r} does not resolve to a commit", fix="name a tag or commit of a prior release")
+    skills = {}
+    for name in names:
+        try:
+            files = released_tree(cfg, ref, name)
+        except ConfigError:
+            continue
+        skills[name] = hashing.digest_entries(SKILL_DOMAIN, [hashing.TreeEntry(k, "100644", v) for k, v in files.items()])
+    return {"ref": ref, "commit": commit, "skills": dict(sorted(skills.items()))}
+
+
+def read_meta(path: Path, label: str, cap: int | None) -> dict[str, Any]:
+    """meta.json, strictly, named by its raw-root-relative label (errors never carry a local path).
+
+    An older version is upgraded when this skill-eval has the migration; a newer one is refused.
+    """
+    rec = strict.loads_json(strict.decode_utf8(strict.read_bytes(path, max_bytes=cap), label), label)
+    version = rec.get("schema_version") if isinstance(rec, dict) else None
+    if isinstance(version, int) and (("meta", version) in formats.UPGRADES or version > formats.FORMATS["meta"]):
+        rec = formats.upgrade(rec, "meta", label)
+    meta: dict[str, Any] = schemas.validate(rec, "meta", label)
+    return meta
+
+
+def local_free(text: str, *roots: Path) -> str:
+    """Replace absolute producer-local prefixes in a reason with nothing: the stage names no local path."""
+    for root in roots:
+        for form in {str(root), str(root.resolve())}:
+            text = text.replace(form + "/", "").replace(form, ".")
+    return text
+
+
+def scan_raw(cfg: Config, raw_root: Path) -> dict[tuple[str, str], list[tuple[str, dict[str, Any] | None, str | None]]]:
+    """(scenario, arm) -> [(bundle path relative to raw_root, meta or None, problem or None)]."""
+    out: dict[tuple[str, str], list[tuple[str, dict[str, Any] | None, str | None]]] = defaultdict(list)
+    if not raw_root.is_dir():
+        return out
+    for meta_path in sorted(raw_root.rglob("meta.json")):
+        parts = meta_path.parent.relative_to(raw_root).parts
+        if len(parts) != LAYOUT_DEPTH or parts[0] == "trigger":
+            continue
+        rel = "/".join(parts)
+        try:
+            meta = read_meta(meta_path, f"{rel}/meta.json", cfg.max_bundle_file_bytes)
+        except SkillEvalError as exc:  # attributed by its path, so it fails its case instead of vanishing
+            arm = "released:" + parts[1][len("released-"):] if parts[1].startswith("released-") else parts[1]
+            out[(parts[3], arm)].append((rel, None, message_of(exc)))
+            continue
+        if meta.get("kind") != "behavioral":
+            continue
+        problem = None
+        want = (meta.get("skill"), arm_dir(str(meta.get("arm"))), meta.get("run_id"), meta.get("scenario"), str(meta.get("k")))
+        if parts != want:
+            problem = f"path says {rel} but meta.json says {'/'.join(map(str, want))}"
+        out[(str(meta.get("scenario")), str(meta.get("arm")))].append((rel, meta, problem))
+    return out
+
+
+def _files(bundle: Path) -> dict[str, str]:
+    # Raw evidence keeps .git directories and modes in view: nothing inside a bundle is skipped.
+    return {e.path: hashing.sha256_bytes(e.data) for e in hashing.walk_tree(bundle, skip_dirs=frozenset())}
+
+
+def run_entry(cfg: Config, cur: freshness.Current, catalog: Catalog, raw_root: Path, rel: str,
+              meta: dict[str, Any] | None, problem: str | None) -> dict[str, Any]:
+    path = raw_root / rel
+    try:
+        files = _files(path)
+    except SkillEvalError as exc:
+        files, problem = {}, problem or f"unreadable raw tree: {message_of(exc)}"
+    agent = (meta or {}).get("agent") or {}
+    entry: dict[str, Any] = {
+        "bundle": rel, "k": (meta or {}).get("k"), "run_id": (meta or {}).get("run_id"),
+        "agent": {"name": agent.get("name"), "version": agent.get("version"), "binary_sha256": agent.get("binary_sha256")},
+        "model": (meta or {}).get("model"), "scripted": (meta or {}).get("scripted") is True,
+        "status": (meta or {}).get("status"), "files": files,
+        "raw_sha256": hashing.digest_entries(RAW_DOMAIN, [hashing.TreeEntry(p, "100644", d.encode()) for p, d in files.items()]),
+        "receipt_sha256": files.get("facts.json"),
+    }
+    reasons: list[str] = []
+    state: RunState = "pass"
+    if problem or meta is None:
+        state, reasons = "fail", [problem or "meta.json is unreadable"]
+    elif meta.get("status") != "complete":
+        state, reasons = "incomplete", [f"run ended {meta.get('status')!r} ({meta.get('status_reason') or 'no reason'})"]
+    else:
+        stale = freshness.check_bundle_freshness(cfg, meta, cur)
+        g = grade_bundle(path, catalog)
+        entry["failures"] = [str(f) for f in g.failures()]
+        entry["not_judged"] = g.incomplete()
+        if g.failures():
+            state, reasons = "fail", [f"failed checks {entry['failures']}"]
+        else:
+            reasons = ([f"stale: {stale[0]}"] if stale else []) + (
+                ["recorded with a scripted model: not a completed release arm"] if meta.get("scripted") is True else []) + (
+                [f"recorded with isolation {meta.get('isolation', 'none')!r}: the agent and the runner's own tools were "
+                 "not in an OS sandbox (bubblewrap unavailable), so its evidence is incomplete unless waived"]
+                if meta.get("isolation", "none") != "bwrap" else []) + (
+                [f"dimension(s) {g.incomplete()} not judged (missing grade)"] if g.incomplete() else []) + (
+                [f"dimension(s) {scripted_judge} judged by a scripted judge"] if (scripted_judge := _scripted_judge(path, catalog)) else [])
+            state = "incomplete" if reasons else "pass"
+    entry.setdefault("failures", [])
+    entry.setdefault("not_judged", [])
+    entry["state"], entry["reasons"] = state, [local_free(r, raw_root, cfg.root) for r in reasons]
+    return entry
+
+
+def _scripted_judge(bundle: Path, catalog: Catalog) -> list[int]:
+    """Dimensions whose current-rubric judgment came from a scripted judge: replayable, not a judgment."""
+    path = bundle / "judgments.json"
+    if not path.is_file() or catalog.rubric is None:
+        return []
+    try:
+        doc = strict.load_json(path)
+        entries = doc["judgments"]
+        return sorted({e["dimension"] for e in entries if e.get("rubric_version") == catalog.rubric.version
+                       and str(e.get("judge_model", "")).startswith("scripted:")})
+    except (SkillEvalError, KeyError, TypeError):
+        return []  # the grader already fails an unreadable judgments.json
+
+
+def arm_entry(arm: str, runs: list[dict[str, Any]], need: int) -> dict[str, Any]:
+    """An arm is as good as its worst run; missing or duplicated run indices are not a pass."""
+    reasons: list[str] = []
+    ks = sorted(r["k"] for r in runs if isinstance(r["k"], int))
+    dup = sorted({k for k in ks if ks.count(k) > 1})
+    missing = [k for k in range(need) if k not in ks]
+    states = [r["state"] for r in runs]
+    state: CaseState
+    if "fail" in states or dup:
+        state = "fail"
+        reasons += [f"{r['bundle']}: {'; '.join(r['reasons'])}" for r in runs if r["state"] == "fail"]
+        reasons += [f"run k={k} is recorded more than once" for k in dup]
+    elif missing or "incomplete" in states:
+        state = "incomplete"
+        reasons += [f"missing run(s) k={missing}"] if missing else []
+        reasons += sorted({f"{'; '.join(r['reasons'])}" for r in runs if r["state"] == "incomplete"})
+    else:
+        state = "complete"
+    return {"arm": arm, "state": state, "reasons": reasons, "runs": sorted(runs, key=lambda r: (str(r["k"]), r["bundle"]))}
+
+
+def case_state(candidate: dict[str, Any], released: dict[str, Any] | None, required: bool) -> tuple[CaseState, list[str]]:
+    """fail: the candidate failed. incomplete: the candidate or a required released arm is not complete.
+    A released arm that *failed* still completes the pair (the old skill may have been worse)."""
+    if candidate["state"] == "fail":
+        return "fail", [f"candidate: {r}" for r in candidate["reasons"]]
+    unbound = [r for r in (released or {}).get("reasons", []) if UNBOUND in r]
+    if unbound:  # a baseline run of other skill bytes is wrong evidence, not a worse old skill
+        return "fail", [f"released: {r}" for r in unbound]
+    reasons = [f"candidate: {r}" for r in candidate["reasons"]]
+    if required and released is not None and released["state"] == "incomplete":
+        reasons += [f"released: {r}" for r in released["reasons"]]
+    return ("incomplete" if reasons else "complete"), reasons
+
+
+def assertions_digest(sc: Any) -> str:
+    return hashing.record_digest(ASSERTIONS_DOMAIN, {"setup": [list(a) for a in sc.setup], "actions": [list(a) for a in sc.actions],
+                                                     "oracle": sc.oracle})
+
+
+def build(cfg: Config, *, source: str, released_ref: str | None, raw_root: Path) -> dict[str, Any]:
+    """The snapshot: {"bindings": ..., "cases": {id: ...}} — no machine-local path anywhere."""
+    if source not in SOURCES:
+        raise ConfigError(f"unknown release source {source!r}", fix=f"use one of {', '.join(SOURCES)}")
+    cur = freshness.current(cfg)
+    suite = selection.select(cfg, "full", None, cur)
+    catalog = Catalog(cfg)
+    names = sorted(cur.skills)
+    released = released_skills(cfg, released_ref, names) if released_ref else None
+    found = scan_raw(cfg, raw_root)
+    need = cfg.k if source == "evidence" else 1
+    cases: dict[str, Any] = {}
+    for sc in sorted(suite.scenarios, key=lambda s: s.id):
+        required = released is not None and sc.skill in released["skills"]
+        cand_runs = [run_entry(cfg, cur, catalog, raw_root, *r) for r in found.get((sc.id, CANDIDATE_ARM), [])]
+        cand = arm_entry(CANDIDATE_ARM, cand_runs, need)
+        rel = None
+        if required:
+            arm = released_arm(released_ref or "")
+            rel_runs = [run_entry(cfg, cur, catalog, raw_root, *r) for r in found.get((sc.id, arm), [])]
+            for r in rel_runs:
+                _check_released_binding(raw_root / r["bundle"], released["skills"][sc.skill], r)  # type: ignore[index]  # required: released is not None
+            rel = arm_entry(arm, rel_runs, need)
+        state, reasons = case_state(cand, rel, required)
+        cases[sc.id] = {
+            "skill": sc.skill, "scenario_sha256": cur.digest(f"scenario:{sc.id}"), "assertions_sha256": assertions_digest(sc),
+            "human_review_questions": list(sc.record.get("human_review_questions") or []),
+            "baseline_required": required, "arms": {"candidate": cand, "released": rel}, "state": state, "reasons": reasons,
+        }
+    runs = [r for c in cases.values() for a in c["arms"].values() if a for r in a["runs"]]
+    agents = {(r["agent"]["name"], r["agent"]["version"], r["agent"]["binary_sha256"]) for r in runs}
+    bindings = {
+        "tool": {"name": "skill-eval", "version": __version__},
+        "harness": cur.digest("harness"), "surface": cur.surface, "corpus": cur.digest("corpus"),
+        "case_set_sha256": hashing.record_digest(CASES_DOMAIN, {
+            i: {k: c[k] for k in ("skill", "scenario_sha256", "assertions_sha256", "human_review_questions")}
+            for i, c in cases.items()}),
+        "candidate_skills": {n: cur.digest(f"skill:{n}") for n in names},
+        "released": released,
+        "agents": [{"name": a, "version": v, "binary_sha256": b} for a, v, b in sorted(agents, key=lambda t: tuple(map(str, t)))],
+        "models": sorted({str(r["model"]) for r in runs}),
+        "publication": publication_digest(cfg),
+    }
+    return {"bindings": bindings, "cases": cases}
+
+
+def _check_released_binding(path: Path, bound: str, run: dict[str, Any]) -> None:
+    """A released run must have installed exactly the bound released bytes (the runner records them)."""
+    if run["state"] == "fail":
+        return
+    try:
+        meta = strict.load_json(path / "meta.json")
+    except SkillEvalError:
+        return
+    got = (meta.get("extra") or {}).get("released_skill_digest")
+    if got != bound:
+        run["state"] = "fail"
+        run["reasons"] = [f"installed released skill digest {got!r} {UNBOUND} {bound}"]
