@@ -371,3 +371,21 @@ def test_checker_reports_a_module_outside_the_table(tmp_path: Path) -> None:
     root = _toy(tmp_path, {**CLEAN, "stray.py": ""})
     assert upward(all_edges(root, "toy"), list(module_names(root, "toy")), TOY_LAYERS) == [
         "stray: in no layer of the table (add it where its role is)"]
+
+
+def test_no_module_over_600_lines() -> None:
+    """One concept per module: past ~600 lines a module holds two (split it along its concepts)."""
+    long = {name: n for name, path in module_names(SRC, PACKAGE).items()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > 600}
+    assert not long, long
+
+
+def test_no_compiled_or_generated_source() -> None:
+    """A pure-Python package: no C source, no build hook, no module generated from another file."""
+    found = [p.relative_to(SRC).as_posix() for p in (SRC / PACKAGE).rglob("*")
+             if p.suffix in (".c", ".h", ".pyx", ".so", ".pyi") and "__pycache__" not in p.parts]
+    assert not found, found
+    assert not (SRC.parent / "hatch_build.py").exists()
+    generated = [name for name, path in module_names(SRC, PACKAGE).items()
+                 if "GENERATED" in path.read_text(encoding="utf-8")[:400]]
+    assert not generated, generated
