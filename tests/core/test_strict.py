@@ -279,7 +279,7 @@ def test_yaml_is_imported_by_the_first_yaml_read_only():
     import sys
 
     code = ("import sys; import skill_eval.content.config; assert 'yaml' not in sys.modules, 'yaml imported by config'; "
-            "from skill_eval import strict; assert strict.loads_yaml('a: [1]', 'x.yaml') == {'a': [1]}; "
+            "from skill_eval.core import strict; assert strict.loads_yaml('a: [1]', 'x.yaml') == {'a': [1]}; "
             "assert 'yaml' in sys.modules and strict._StrictLoader.__name__ == 'StrictLoader'")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr

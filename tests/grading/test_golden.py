@@ -154,8 +154,8 @@ def test_manifest_rejects_a_good_bundle_with_failures(cfg, tmp_path, monkeypatch
         golden.load_manifest(cfg)
 
 
-GRADING_MODULES = ["bundle", "claim", "oracles", "gates", "evidence", "golden", "baselines",
-                   *(f"graders/{p.stem}" for p in (REPO / "src/skill_eval/grading/graders").glob("*.py"))]
+GRADING_MODULES = ["content/claim", *(p.relative_to(REPO / "src/skill_eval").with_suffix("").as_posix()
+                                       for p in sorted((REPO / "src/skill_eval/grading").rglob("*.py")))]
 
 
 @pytest.mark.parametrize("mod", GRADING_MODULES)
@@ -175,7 +175,7 @@ def test_graders_never_import_the_subject(mod, cfg):
 
 
 def test_grading_the_corpus_loads_no_subject_module():
-    code = ("import sys; from skill_eval import config, golden; cfg = config.load(); golden.check(cfg); "
+    code = ("import sys; from skill_eval.content import config; from skill_eval.grading import golden; cfg = config.load(); golden.check(cfg); "
             "bad = [m for m in sys.modules if m.split('.')[0] == 'abicheck']; print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
                           env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"})

@@ -28,7 +28,7 @@ from skill_eval.harness.runner.sandbox import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNNER_MODULES = [ROOT / "src" / "skill_eval" / "runner" / n for n in ("sandbox.py", "bundle_writer.py")]
+RUNNER_MODULES = [ROOT / "src" / "skill_eval" / "harness" / "runner" / n for n in ("sandbox.py", "bundle_writer.py")]
 
 
 def profile() -> SimpleNamespace:

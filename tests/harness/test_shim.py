@@ -32,7 +32,7 @@ from skill_eval.harness.runner.outputs import OutputOptions, Substituter, parse_
 from skill_eval.harness.runner.recorder import Recorder, record_call
 
 ROOT = Path(__file__).resolve().parents[2]
-SHIM_SOURCE = ROOT / "src" / "skill_eval" / "shim.py"
+SHIM_SOURCE = ROOT / "src" / "skill_eval" / "harness" / "shim.py"
 
 FAKE_TOOL = textwrap.dedent(
     """\
