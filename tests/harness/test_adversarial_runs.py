@@ -128,3 +128,42 @@ def test_blank_unresolved_fails_dimension_2(repo_copy: Path, capsys, unresolved:
     assert failed(result) == {"2"}, result
     why = result["dimensions"]["2"]["reasons"]
     assert any("names nothing unresolved" in r for r in why), why
+
+
+# -- the agent steering the runner's own file handling (issue 24 items 1 and 8) -------------------------
+
+
+def test_output_swapped_for_a_link_mid_call_is_never_followed(repo_copy: Path, capsys):
+    """While the real compare runs, a background loop keeps replacing its output r3.json with a link to a
+    path outside the sandbox; the recorder's copy-back must never create or write that path (it opens
+    every component from the work root with O_NOFOLLOW), and the agent then removes the link."""
+    outside = repo_copy.parent / "written-by-the-runner.json"
+    loop = f"for i in $(seq 1 1500); do ln -sfn {outside} r3.json 2>/dev/null; sleep 0.004; done"
+    shells = [f"(sleep 0.4; {loop}) & abicheck compare old/libdemo.so.1 new/libdemo.so.1 -o json=r3.json; wait; rm -f r3.json"]
+    b, result = run_and_grade(repo_copy, "review-removed-export", "abi-compat-review", "adv-output-link", shells,
+                              {"verdict": "BREAKING", "confident": True, "evidence": [1]}, capsys)
+    assert not outside.exists(), "the runner followed the agent's link out of the sandbox"
+    (call,) = calls_of(b)
+    if call["status"] == "complete":  # the copy-back fell in a gap of the loop: a regular file, inside
+        assert call["outputs"][0]["snapshot"] is not None
+    else:
+        assert call["status"] in ("record_failed", "spawn_failed"), call
+    assert result["passed"] is False or call["status"] == "complete"
+
+
+def test_fifo_as_an_output_is_refused_at_once(repo_copy: Path, capsys):
+    """An output path that is a FIFO used to block the recorder in open() until the run's wall clock ran
+    out (the shim's forwarded SIGTERM reached a tool that had already finished); it is refused before the
+    tool runs, and `timeout` is never needed."""
+    import time
+
+    shells = ["mkfifo r3.json && timeout 5 abicheck compare old/libdemo.so.1 new/libdemo.so.1 -o json=r3.json; "
+              "echo rc=$?"]
+    t = time.monotonic()
+    b, _ = run_and_grade(repo_copy, "review-removed-export", "abi-compat-review", "adv-output-fifo", shells,
+                         {"verdict": "BREAKING", "confident": True, "evidence": [1]}, capsys)
+    assert time.monotonic() - t < 60
+    (call,) = calls_of(b)
+    assert call["status"] == "spawn_failed", call  # refused: the tool never ran
+    said = "\n".join(p.read_text(errors="replace") for p in (b / "raw").rglob("*") if p.is_file())
+    assert "r3.json is not a regular file or directory" in said  # the agent was told why

@@ -50,6 +50,28 @@ def test_an_exception_leaves_nothing_behind(tmp_path: Path):
     assert not dest.exists() and partials(dest.parent) == []
 
 
+def test_disk_full_names_the_file_and_leaves_nothing(tmp_path: Path, monkeypatch):
+    """ENOSPC while writing a bundle file: one error naming the bundle and the file (it used to be a bare
+    `OSError: [Errno 28]`), and nothing partial at the destination or beside it."""
+    import errno
+
+    real = bundle_writer._create
+
+    def full(dir_fd, name, data, **kw):
+        if name == "events.jsonl":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(dir_fd, name, data, **kw)
+
+    monkeypatch.setattr(bundle_writer, "_create", full)
+    dest = tmp_path / "b" / "0"
+    with pytest.raises(BundleWriteError) as err, BundleWriter(dest) as w:
+        w.add_text("final.md", "answer\n")
+        w.add_jsonl("events.jsonl", [{"type": "x"}])
+    assert "events.jsonl" in err.value.message and "No space left on device" in err.value.message
+    assert str(dest) in str(err.value) and err.value.fix
+    assert not dest.exists() and partials(dest.parent) == []
+
+
 def test_partial_from_an_interrupted_process_is_discarded_on_next_start(tmp_path: Path):
     dest = tmp_path / "b" / "0"
     script = textwrap.dedent(f"""

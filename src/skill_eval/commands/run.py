@@ -13,17 +13,19 @@ import argparse
 import signal
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from skill_eval.checks.surface import find_subject
 from skill_eval.commands._common import bounded_float, bounded_int, load_config, plural
 from skill_eval.content import freshness
-from skill_eval.content.config import COST_MAX, JOBS_MAX, K_MAX, MAX_TURNS_MAX, TIMEOUT_MAX
+from skill_eval.content.config import COST_MAX, JOBS_MAX, K_MAX, MAX_TURNS_MAX, TIMEOUT_MAX, Config
 from skill_eval.content.selection import SUITES
 from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK
 from skill_eval.core.output import emit
 from skill_eval.harness.adapters import adapter_names
-from skill_eval.harness.runner import isolation, plan
+from skill_eval.harness.runner import isolation, lock, plan
 from skill_eval.harness.runner.execute import RunOptions, preflight, run_item
 from skill_eval.harness.runner.pool import run_all
 
@@ -66,6 +68,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="record a second, independent run of the same arm for A/A calibration (run id suffixed -aa, "
                         "meta extra.aa); the evidence gate allows it and never counts it toward pass^k")
     p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    p.add_argument("--wait", action="store_true",
+                   help="if another run is recording into this repository, wait for it instead of failing at once")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -96,6 +100,26 @@ def run(args: argparse.Namespace) -> int:
     run_id = args.run_id or plan.default_run_id(agent, "scripted" if opts.scripted else opts.model)
     if args.aa and not run_id.endswith("-aa"):  # the gate and the scorecard know A/A runs by this suffix
         run_id += "-aa"
+    if args.dry_run:
+        p = _plan(args, cfg, agent, run_id)
+        emit(args, [p.header, *(f"  {i.label} ({p.states[i.label]})" for i in p.todo)],
+             {"planned": len(p.states), "todo": [i.label for i in p.todo]})
+        return EXIT_OK
+    say = None if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
+    with lock.hold(cfg.root, wait=args.wait, say=say):  # planned under the lock: a run waited for has recorded
+        return _record(args, cfg, opts, run_id, _plan(args, cfg, agent, run_id))
+
+
+@dataclass(frozen=True)
+class _Plan:
+    cur: Any  # the current digests
+    todo: list[plan.RunItem]  # the items to record
+    stale: list[plan.RunItem]  # those among them replacing a stale, unreadable or incomplete bundle
+    header: str
+    states: dict[str, str]  # every planned item's state, by label
+
+
+def _plan(args: argparse.Namespace, cfg: Config, agent: str, run_id: str) -> _Plan:
     items = plan.build(cfg, suite=args.suite, base=args.base, ids=args.ids or None, arm=args.arm, k=args.k,
                        run_id=run_id, include_trigger=not args.no_trigger)
     cur = freshness.current(cfg)
@@ -105,9 +129,12 @@ def run(args: argparse.Namespace) -> int:
     stale = [i for i in todo if states[i.label] in ("stale", "unreadable", "incomplete")]
     header = (f"run: {len(items)} bundles planned ({len(items) - len(todo)} already recorded"
               + (f", {len(stale)} stale/unreadable to replace" if stale else "") + f"), agent {agent}, run id {run_id}")
-    if args.dry_run:
-        emit(args, [header, *(f"  {i.label} ({states[i.label]})" for i in todo)], {"planned": len(items), "todo": [i.label for i in todo]})
-        return EXIT_OK
+    return _Plan(cur, todo, stale, header, states)
+
+
+def _record(args: argparse.Namespace, cfg: Config, opts: RunOptions, run_id: str, p: _Plan) -> int:
+    """The recording itself, under the repository's run lock."""
+    cur, todo, stale, header = p.cur, p.todo, p.stale, p.header
     adapter, info = preflight(cfg, opts)
     removed = plan.discard_partials(cfg)
     isolation.discard_stale()  # sandboxes of dead runs may hold unredacted output

@@ -213,6 +213,9 @@ class BundleWriter:
             _create(dir_fd, parts[-1], data)
         except FileExistsError:
             raise BundleWriteError(f"bundle file {safe_rel} is written twice", source=self.dest) from None
+        except OSError as exc:  # ENOSPC, EDQUOT, EIO: name the file (the bare OSError named none)
+            raise BundleWriteError(f"cannot write bundle file {safe_rel} ({exc.strerror or exc})", source=self.dest,
+                                   fix="free disk space (or quota) and run again: nothing partial is kept") from None
         finally:
             os.close(dir_fd)
         return safe_rel

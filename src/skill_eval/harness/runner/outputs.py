@@ -13,11 +13,17 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 from dataclasses import dataclass
 from typing import Any
 
 # The only functions that touch files: the copy-back of a produced output (tests/harness/test_input_accessor.py).
-FILE_IO_HELPERS = ("_copy_artifact",)
+FILE_IO_HELPERS = ("_copy_artifact", "_open_target")
+
+
+class CopyBackRefused(Exception):  # noqa: N818 - the recorder words it as the call's recording failure
+    """A produced output could not be copied back into the agent's tree without leaving it (a link or
+    a non-directory on the way) or without writing into something that is not a regular file."""
 FORMAT_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*")
 
 
@@ -203,15 +209,55 @@ class Substituter:
         return self._process(self.carry, final=True)
 
 
-def _copy_artifact(src: str, dst: str) -> str:
-    """Digest a produced file and copy it to the requested path in one pass (missing parents made)."""
+def _open_target(root: str, target: str) -> int:
+    """A descriptor of `target` (a path inside `root`, the sandbox work tree) opened for writing and
+    truncated, reached from a descriptor of `root` one component at a time with O_NOFOLLOW: the agent
+    owns that tree and may swap any component for a link while the tool runs, so no path string is
+    ever followed. Missing directories are made (mkdirat). Refused (CopyBackRefused): a component that
+    is a link or not a directory, and a final entry that is a link, not a regular file (a FIFO is
+    opened O_NONBLOCK, so it fails at once instead of blocking), or a file with other hard links."""
+    rel = os.path.relpath(target, root)
+    parts = rel.split(os.sep)
+    if os.path.isabs(rel) or any(p in ("", ".", "..") for p in parts):
+        raise CopyBackRefused(f"{target} is outside the sandbox work tree")
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for name in parts[:-1]:
+            flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+            try:
+                try:
+                    nxt = os.open(name, flags, dir_fd=fd)
+                except FileNotFoundError:
+                    os.mkdir(name, 0o755, dir_fd=fd)
+                    nxt = os.open(name, flags, dir_fd=fd)
+            except OSError as exc:
+                raise CopyBackRefused(f"{name} on the way to {rel} is a link or not a directory ({exc.strerror})") from None
+            os.close(fd)
+            fd = nxt
+        try:
+            out = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644,
+                          dir_fd=fd)
+        except OSError as exc:
+            raise CopyBackRefused(f"{rel} is a link or not a regular file ({exc.strerror})") from None
+        st = os.fstat(out)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            os.close(out)
+            raise CopyBackRefused(f"{rel} is not a regular file of its own")
+        os.ftruncate(out, 0)
+        return out
+    finally:
+        os.close(fd)
+
+
+def _copy_artifact(src: str, root: str, dst: str) -> str:
+    """Digest a produced file and copy it to the requested path in one pass (`_open_target`)."""
     h = hashlib.sha256()
-    os.makedirs(os.path.dirname(dst) or ".", exist_ok=True)
-    with open(src, "rb") as fh, open(dst, "wb") as out:
+    target = _open_target(root, dst)
+    with open(src, "rb") as fh, open(target, "wb", closefd=True) as out:
         while chunk := fh.read(1 << 20):
             h.update(chunk)
             out.write(chunk)
-    os.chmod(dst, os.stat(src).st_mode & 0o777)
+        os.fchmod(out.fileno(), os.stat(src).st_mode & 0o777)
     return h.hexdigest()
 
 
@@ -232,8 +278,9 @@ def discard_private(requests: list[OutputRequest]) -> None:
             shutil.rmtree(where, ignore_errors=True)
 
 
-def collect_outputs(requests: list[OutputRequest], signalled: bool) -> list[dict[str, Any]]:
-    """Snapshot what each output produced and copy it back; a signalled call snapshots nothing."""
+def collect_outputs(requests: list[OutputRequest], signalled: bool, root: str) -> list[dict[str, Any]]:
+    """Snapshot what each output produced and copy it back into `root` (the sandbox work tree,
+    race-free: `_open_target`); a signalled call snapshots nothing."""
     if signalled:
         discard_private(requests)
         return [entry(o) for o in requests]
@@ -243,7 +290,7 @@ def collect_outputs(requests: list[OutputRequest], signalled: bool) -> list[dict
             entries.append(entry(out))  # a stdout report is the record's `stdout`
         elif out.kind == "file":
             if os.path.isfile(out.private) and not os.path.islink(out.private):
-                entries.append(entry(out, out.effective, _copy_artifact(out.private, out.target)))
+                entries.append(entry(out, out.effective, _copy_artifact(out.private, root, out.target)))
             else:
                 discard_private([out])
                 entries.append(entry(out))
@@ -257,7 +304,7 @@ def collect_outputs(requests: list[OutputRequest], signalled: bool) -> list[dict
                     if os.path.islink(full) or not os.path.isfile(full):
                         continue  # only regular files are evidence; links are neither copied nor kept
                     rel = os.path.relpath(full, base).replace(os.sep, "/")
-                    files[rel] = _copy_artifact(full, os.path.join(out.target, rel))
+                    files[rel] = _copy_artifact(full, root, os.path.join(out.target, rel))
             if not files:
                 discard_private([out])
             entries.append(entry(out, out.effective if files else None, None, files))

@@ -23,6 +23,7 @@ import os
 import select
 import signal
 import socket
+import stat
 import subprocess
 import threading
 import time
@@ -107,6 +108,16 @@ def _digest_tree(root: str) -> str:
 def inside(path: str, root: str) -> bool:
     real = os.path.realpath(path)
     return real == root or real.startswith(root + os.sep)
+
+
+def _special(path: str) -> bool:
+    """Is there something at `path` (not followed) that is neither a regular file, a directory nor a
+    link (a FIFO, socket or device): an output the recorder would block on or write into."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
 
 
 def _pipe() -> tuple[int, int]:
@@ -284,6 +295,9 @@ class Recorder:
                 raise Refused(f"output {o.requested} is outside the sandbox work tree; refusing to run")
             if o.target is not None and os.path.islink(o.target) and not inside(o.target, self.root):
                 raise Refused(f"output {o.requested} is a link leaving the sandbox work tree; refusing to run")
+            if o.target is not None and _special(o.target):
+                raise Refused(f"output {o.requested} is not a regular file or directory (a FIFO, socket or device); "
+                              "refusing to run")
         return requests
 
     def _inputs(self, argv: list[str], cwd: str, skip: set[int]) -> list[dict[str, Any]]:
@@ -367,7 +381,7 @@ class Recorder:
         rec["exit_code"], rec["signal"] = (128 + signum if signum else code), signum
         rec["stdout"], rec["stderr"] = _results(streams, f"captured/{number}")
         rec["substitutions"] = {"stdout": streams[0].subst.count, "stderr": streams[1].subst.count}
-        rec["outputs"] = out_mod.collect_outputs(requests, signum is not None)
+        rec["outputs"] = out_mod.collect_outputs(requests, signum is not None, self.root)
         self._finish(rec, t0, None, "complete")
         return b"X%d\n" % rec["exit_code"]
 
