@@ -235,12 +235,41 @@ def test_a_symlinked_published_tree_is_refused_when_read(mini_repo, outside, cap
     refused(capsys, ["generate", "--check", "--root", str(mini_repo)], rel, "outside the repository")
 
 
+@pytest.mark.parametrize("command", [["evidence"], ["freshness"], ["scorecard", "--out", "OUT"], ["lift"]])
 @pytest.mark.parametrize("linked", ["evals/evidence", "evals/evidence/alpha"])
-def test_symlinked_evidence_is_refused(mini_repo, outside, capsys, linked):
+def test_symlinked_evidence_is_refused(mini_repo, outside, capsys, linked, command, tmp_path):
+    """Every command that reads the evidence tree refuses one leading outside the repository (issue 24
+    item 7: freshness and scorecard used to read it)."""
     (mini_repo / "evals" / "evidence").mkdir(exist_ok=True)
     (outside / "bundles").mkdir()
     link(mini_repo / linked, outside / "bundles")
-    refused(capsys, ["evidence", "--root", str(mini_repo)], linked.split("/", 1)[1], "outside the repository")
+    argv = [str(tmp_path / "out") if a == "OUT" else a for a in command]
+    refused(capsys, [argv[0], "--root", str(mini_repo), *argv[1:]], linked.split("/", 1)[1], "outside the repository")
+
+
+def test_named_evidence_inside_the_repository_gets_the_same_check(mini_repo, outside, capsys):
+    (outside / "bundles").mkdir()
+    link(mini_repo / "evals" / "other-evidence", outside / "bundles")
+    refused(capsys, ["freshness", "--root", str(mini_repo), "--evidence", str(mini_repo / "evals" / "other-evidence")],
+            "other-evidence", "outside the repository")
+
+
+def test_scorecard_writes_below_root_never_through_a_link(mini_repo, outside, capsys, monkeypatch, tmp_path):
+    """The default --out is taken from --root, not the working directory; a symlinked build/ (or any
+    component) inside the repository is refused, and nothing is written outside."""
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["scorecard", "--root", str(mini_repo)]) == 0
+    assert (mini_repo / "build" / "scorecard" / "scorecard.json").is_file()
+    assert not (elsewhere / "build").exists()
+    capsys.readouterr()
+    link(mini_repo / "build", outside)
+    before = snapshot(outside)
+    refused(capsys, ["scorecard", "--root", str(mini_repo)], "build", "symlink")
+    assert snapshot(outside) == before
+    assert main(["scorecard", "--root", str(mini_repo), "--out", str(tmp_path / "explicit")]) == 0  # outside: as named
+    assert (tmp_path / "explicit" / "scorecard.html").is_file()
 
 
 @pytest.mark.parametrize("linked", ["evals/golden", "evals/golden/some-bundle"])

@@ -12,6 +12,7 @@ from skill_eval.content.config import Config
 from skill_eval.core import formats, fsio, schemas, strict
 from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK, InputError, SkillEvalError
 from skill_eval.core.output import emit
+from skill_eval.grading import evidence as evidence_mod
 from skill_eval.grading import regrade, rerecord
 
 NAME = "freshness"
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(args)
     cur = freshness.current(cfg)
     other: list[str] = [f"mapping: {p}" for p in freshness.check_mapping(cur)]  # problems besides stale bundles
-    root = args.evidence or cfg.evals_dir / "evidence"
+    root = evidence_mod.evidence_tree(cfg, args.evidence)  # never through a symlink leaving the repository
     if args.bundles:
         bundles = list(args.bundles)
         suspects = bundles

@@ -20,7 +20,9 @@ HELP = "write scorecard.json / .md / .html: lift with CIs, activation, dimension
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", type=Path, default=Path("build/scorecard"), help="output directory (default: build/scorecard)")
+    p.add_argument("--out", type=Path, default=Path("build/scorecard"),
+                   help="output directory; a relative one is taken from --root (default: build/scorecard); inside the "
+                        "repository no symlink is followed")
     p.add_argument("--evidence", type=Path, default=None, help="evidence root (default: <evals root>/evidence)")
     p.add_argument("--gate", action="store_true", help="exit 1 when the cost-regression gate fails")
 
@@ -28,8 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     cfg = config.load(args.root)
     result = sc.compute(cfg, args.evidence)
-    out = args.out if args.out.is_absolute() else Path.cwd() / args.out
-    paths = sc.write(result.card, out)
+    paths = sc.write(result.card, args.out, cfg.root)
     gate = result.card["gates"]["cost_regression"]
     lines = [summary_line(result.card), *[f"wrote {p}" for p in paths], *[f"FAIL {p}" for p in gate["problems"]]]
     emit(args, lines, {"summary": summary_line(result.card), "files": [str(p) for p in paths],

@@ -29,6 +29,7 @@ error once it has evidence or names nothing expected — so the list can only sh
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -126,6 +127,19 @@ def evidence_dir(cfg: Config) -> Path:
         memo[key] = top
         regrade.remember_meta_paths(top, metas)
     return top
+
+
+def evidence_tree(cfg: Config, path: Path | None = None) -> Path:
+    """The evidence tree a command reads: the configured one (`evidence_dir`), or the one the user named
+    (`--evidence`). A named path inside the repository gets the configured tree's check (no symlink
+    leading outside the repository, on the way or inside the tree); one outside the repository is the
+    user's explicit choice and is read as named."""
+    if path is None:
+        return evidence_dir(cfg)
+    full, root = Path(os.path.abspath(path)), Path(os.path.abspath(cfg.root))
+    if full == root or root in full.parents:
+        return fsio.scan_tree(cfg.root, full.relative_to(root).as_posix())[0]
+    return path
 
 
 def slot_of(meta: dict[str, Any]) -> Slot:

@@ -7,6 +7,7 @@ written atomically, so a reader never sees a half scorecard.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,12 +58,23 @@ def write_atomic(path: Path, text: str) -> None:
     fsio.write_output(path, text)
 
 
-def write(card: dict[str, Any], out_dir: Path) -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
+def write(card: dict[str, Any], out_dir: Path, root: Path | None = None) -> list[Path]:
+    """Write the three files into out_dir. Inside the repository `root` (a relative out_dir is taken
+    from it) every component is reached without following a symlink (fsio.write_file); a directory
+    outside it is the user's explicit choice (fsio.write_output)."""
     texts = {"scorecard.json": strict.dumps_json(card), "scorecard.md": md_mod.render(card),
              "scorecard.html": html_mod.render(card)}
+    inside: Path | None = None
+    if root is not None:
+        full, base = Path(os.path.abspath(root / out_dir)), Path(os.path.abspath(root))
+        if full == base or base in full.parents:
+            inside = full.relative_to(base)
     paths = []
     for name in FILES:
-        write_atomic(out_dir / name, texts[name])
-        paths.append(out_dir / name)
+        if root is not None and inside is not None:
+            paths.append(fsio.write_file(root, inside / name, texts[name]))
+        else:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            write_atomic(out_dir / name, texts[name])
+            paths.append(out_dir / name)
     return paths

@@ -27,6 +27,7 @@ from skill_eval.core.errors import SkillEvalError, message_of
 from skill_eval.core.vocab import Outcome
 from skill_eval.grading import bundle as bundle_mod
 from skill_eval.grading import isolation
+from skill_eval.grading.evidence import evidence_tree
 from skill_eval.grading.graders import Catalog, grade_bundle
 
 LAYOUT_DEPTH = 5  # <skill|trigger>/<arm>/<run-id>/<item>/<k>
@@ -156,7 +157,7 @@ def read_light(path: Path, max_bytes: int) -> Light:
 def collect(cfg: Config, evidence_root: Path | None = None, *, catalog: Catalog | None = None
             ) -> tuple[list[RunRecord], list[str]]:
     """Every bundle as a RunRecord, plus problems (bundles whose meta.json cannot be read)."""
-    root = evidence_root if evidence_root is not None else cfg.evals_dir / "evidence"
+    root = evidence_tree(cfg, evidence_root)  # never through a symlink leaving the repository
     catalog = catalog or Catalog(cfg)
     records, problems = [], []
     for path in bundle_dirs(root):
