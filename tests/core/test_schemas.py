@@ -64,6 +64,7 @@ SEEDS = _seeds()
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 70) | st.floats(allow_nan=False, allow_infinity=False)
     | st.sampled_from(["", "a", "x" * 64, "0" * 64, "1", "../x", "/abs", "compare", "BREAKING", "skill:a-b", "surface",
+                       "..\n", "a/..\n", "x\n", "seed.json\n", "0" * 64 + "\n", "complete\n",
                        "behavioral", "trigger", "complete", "-o", "json", "file", "captured/1.out"]),
     lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.sampled_from(["a", "kind", "status", "path", "k", "x"]), kids, max_size=4),
     max_leaves=12,
@@ -191,7 +192,10 @@ def test_const_enum_unique_semantics(schema_value, doc):
             fast = True
         except fastjsonschema.JsonSchemaValueException:
             fast = False
-        assert fast == jsonschema.Draft202012Validator(schema).is_valid(doc), (schema, doc)
+        reference = jsonschema.Draft202012Validator(schema).is_valid(doc)
+        assert not fast or reference, (schema, doc)  # never a false accept
+        if not isinstance(schema_value, dict | list):  # scalars: decided alike (containers go to jsonschema)
+            assert fast == reference, (schema, doc)
 
 
 @pytest.mark.parametrize(("value", "doc", "valid"), [
@@ -224,6 +228,71 @@ def test_ref_siblings_apply():
         with pytest.raises(fastjsonschema.JsonSchemaValueException):
             check(bad)
         assert not jsonschema.Draft202012Validator(schema).is_valid(bad)
+
+
+SEED_DOC = {"schema_version": 1, "commands": [["git", "init"]],
+            "files": [{"path": "x", "sha256": "0" * 64, "role": "decoy"}]}
+
+
+@pytest.mark.parametrize(("name", "path", "value"), [
+    ("seed", ("files", 0, "path"), "seed.json\n"),
+    ("seed", ("files", 0, "path"), "a/..\n"),
+    ("call", ("cwd",), "a/..\n"),
+    ("call", ("cwd",), "..\n"),
+])
+def test_a_final_newline_is_judged_as_python_judges_it(name, path, value):
+    """`$` matches before a final newline in Python (jsonschema); fastjsonschema's own `\\Z` does not, which
+    under a negative lookahead accepted what jsonschema refuses (review finding): fast_form writes `$` out."""
+    doc = json.loads(json.dumps(SEED_DOC if name == "seed" else SEEDS[name][0]))
+    assert schemas.is_valid_fast(doc, name)  # the document before the edit is valid
+    target = doc
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = value
+    reference = jsonschema.Draft202012Validator(schemas.load_schema(name)).is_valid(doc)
+    assert not reference
+    assert schemas.is_valid_fast(doc, name) is False, (name, doc)
+
+
+PATTERN = st.text(alphabet="a$^[]\\\n()?!|.*/", max_size=12)
+
+
+@settings(max_examples=600, deadline=None)
+@given(pattern=PATTERN, texts=st.lists(st.text(alphabet="a$]\\\n/.", max_size=5), min_size=1, max_size=6))
+def test_python_dollar_means_what_python_means(pattern, texts):
+    import re
+
+    from fastjsonschema.draft04 import DOLLAR_FINDER
+
+    try:
+        original = re.compile(pattern)
+    except re.error:
+        return
+    written = schemas.python_dollar(pattern)
+    assert DOLLAR_FINDER.sub(r"\\Z", written) == written  # fastjsonschema's rewrite finds nothing to change
+    rewritten = re.compile(written)
+    for text in texts:
+        assert bool(original.search(text)) == bool(rewritten.search(text)), (pattern, written, text)
+
+
+@pytest.mark.parametrize(("schema", "doc"), [
+    ({"enum": [True, 2]}, 1), ({"const": {"a": 1}}, {"a": True}), ({"enum": [[1]]}, [True]),
+    ({"$defs": {"n": {"type": "integer"}}, "$ref": "#/$defs/n", "minimum": 0}, -1),
+    ({"not": {"pattern": "^a$"}}, "a\n"), ({"pattern": "[$]"}, "x"),
+])
+def test_shapes_left_to_jsonschema_are_never_accepted_more(schema, doc):
+    """Shapes the hot path must not decide alone (review findings): the answer is jsonschema's or stricter."""
+    import fastjsonschema
+
+    reference = jsonschema.Draft202012Validator(schema).is_valid(doc)
+    try:
+        check = fastjsonschema.compile(schemas.fast_form(schema), use_default=False, use_formats=False,
+                                       detailed_exceptions=False)
+        check(doc)
+        fast = True
+    except Exception:  # noqa: BLE001 - refused, or not compiled: jsonschema answers
+        fast = False
+    assert not fast or reference, (schema, doc)
 
 
 def test_fast_path_off_asks_jsonschema(monkeypatch):

@@ -161,3 +161,52 @@ def test_a_pass_that_could_not_start_leaves_nothing_and_cannot_be_iterated(repo_
         list(second)
     assert len(list(it)) + 1 == report.found
     _no_children()
+
+
+DRIVER = """
+import os, sys, time
+from pathlib import Path
+from skill_eval.content import config
+from skill_eval.grading import regrade
+regrade.POOL_MIN, regrade.POOL_CORES = 10, 1
+root = Path(sys.argv[1])
+cfg = config.load(root)
+ev = root / "agent-evals/skills/evidence"
+p = regrade.Pass(cfg, ev, regrade.default_freshness(cfg), regrade.default_catalog(cfg), jobs=2,
+                 tree=(root, "agent-evals/skills/evidence"))
+it = iter(p)
+next(it)
+print(" ".join(str(pid) for pid in p._pool._processes), flush=True)
+time.sleep(60)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_pool_workers_die_with_the_pass(repo_copy, how):
+    """The pass's process killed mid-pass (a CI timeout, a killed hook): its pool workers must not live on
+    re-parented to init, waiting for work forever (review finding; the old fork pool's children exited)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    proc = subprocess.Popen([sys.executable, "-c", DRIVER, str(repo_copy)], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": src})
+    assert proc.stdout is not None
+    workers = [int(w) for w in proc.stdout.readline().split()]
+    assert len(workers) == 2 and all(_alive(w) for w in workers)
+    proc.send_signal(getattr(signal, how))
+    proc.wait()
+    deadline = time.monotonic() + 5
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(w) for w in workers), "pool workers outlived the pass"

@@ -24,7 +24,7 @@ from skill_eval.core import strict
 from skill_eval.core.errors import InputError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     import jsonschema
 
@@ -64,7 +64,7 @@ def _fast(name: str) -> Callable[[Any], Any] | None:
     try:
         return fastjsonschema.compile(fast_form(load_schema(name)), use_default=False, use_formats=False,
                                       detailed_exceptions=False)
-    except fastjsonschema.JsonSchemaDefinitionException:
+    except Exception:  # noqa: BLE001 - any schema it cannot compile (a definition error, a regex re refuses): jsonschema alone
         return None
 
 
@@ -85,17 +85,24 @@ _SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
 _SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 
 
+_OUTER = ("$id", "$schema", "$defs", "definitions")  # stay where a $ref resolves them
+
+
 def fast_form(schema: Any) -> Any:
-    """A copy of `schema` for fastjsonschema, answering the same: `const` as a one-value `enum`, and
-    every `enum` also demanding the JSON types of its values (Python's 1 == True == 1.0 would let
-    `true` pass `const: 1`; jsonschema tells them apart), put beside it in an `allOf` so no keyword
-    it had is replaced; a `$ref` with siblings as an `allOf` of the two (draft-07 ignores siblings).
-    An instance this copy accepts, jsonschema accepts (tests/core/test_schemas.py)."""
+    """A copy of `schema` for fastjsonschema (draft-07 semantics) that accepts nothing jsonschema
+    (2020-12) refuses; accepting less only sends an instance to jsonschema. Three gaps are closed:
+
+    - `const` becomes a one-value `enum`, and every `enum` also demands the JSON types of its values
+      (Python's 1 == True == 1.0 would let `true` pass `const: 1`), in an `allOf` beside it so no
+      keyword it had is replaced; an `enum` holding a container, or both booleans and numbers, is
+      left to jsonschema (`{"not": {}}`: the hot path never decides it);
+    - a `$ref` with siblings becomes an `allOf` of the two (draft-07 ignores the siblings);
+    - every `pattern`'s `$` is written out as what Python's `$` means, `(?=\\n?\\Z)`: fastjsonschema
+      turns a bare `$` into `\\Z`, which under a negation (`(?!...$)`, `not`, `oneOf`) accepts more.
+
+    tests/core/test_schemas.py holds the two validators equal on generated and mutated instances."""
     if not isinstance(schema, dict):
         return schema
-    if "$ref" in schema and len(schema) > 1:  # draft-07 would ignore a $ref's siblings; 2020-12 applies them
-        rest = {k: v for k, v in schema.items() if k != "$ref"}
-        return {"allOf": [{"$ref": schema["$ref"]}, fast_form(rest)]}
     out = dict(schema)
     for key in _SUBSCHEMA:
         if key in out:
@@ -106,6 +113,8 @@ def fast_form(schema: Any) -> Any:
     for key in _SUBSCHEMA_LISTS:
         if isinstance(out.get(key), list):
             out[key] = [fast_form(v) for v in out[key]]
+    if isinstance(out.get("pattern"), str):
+        out["pattern"] = python_dollar(out["pattern"])
     if "const" in out:  # the same rule as a one-value enum (and fastjsonschema's const cannot be compiled terse)
         const = out.pop("const")
         if "enum" in out:
@@ -114,9 +123,51 @@ def fast_form(schema: Any) -> Any:
             out["enum"] = [const]
     values = [schema["const"]] if "const" in schema else schema.get("enum")
     if isinstance(values, list) and values:
-        types = sorted({_json_type(v) for v in values})
-        out["allOf"] = [*out.get("allOf", []), {"type": types}]
+        types = {_json_type(v) for v in values}
+        if types & {"object", "array"} or {"boolean", "number"} <= types:
+            out["allOf"] = [*out.get("allOf", []), {"not": {}}]
+        else:
+            out["allOf"] = [*out.get("allOf", []), {"type": sorted(types)}]
+    if "$ref" in out and len(out) > 1:  # draft-07 would ignore a $ref's siblings; 2020-12 applies them
+        outer = {k: out.pop(k) for k in _OUTER if k in out}
+        ref = out.pop("$ref")
+        return {**outer, "allOf": [{"$ref": ref}, out]} if out else {**outer, "$ref": ref}
     return out
+
+
+def python_dollar(pattern: str) -> str:
+    """`pattern` with every `$` that is an anchor written as `(?=\\n?\\Z)` (Python's `$`: the end, or
+    before a final newline) and every `$` inside a character class escaped, so fastjsonschema's own
+    rewrite (each unescaped `$` to `\\Z`) finds nothing to change."""
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            if c == "]" and not (out and out[-1] in ("[", "[^")):
+                in_class = False
+            out.append("\\$" if c == "$" else c)
+        elif c == "[":
+            in_class = True
+            if pattern.startswith("[^", i):
+                out.append("[^")
+                i += 2
+                continue
+            out.append(c)
+        else:
+            out.append("(?=\n?\\Z)" if c == "$" else c)
+        i += 1
+    return "".join(out)
+
+
+def prepare(names: Iterable[str]) -> None:
+    """Compile these schemas' checks now (the evidence pass does, before forking its workers)."""
+    for name in names:
+        _fast(name)
 
 
 def is_valid_fast(instance: Any, name: str) -> bool:

@@ -156,6 +156,34 @@ def _unit(unit: str) -> list[Result]:
     return [_one(m, not links, names if m == own else None) for m in _path_order(metas)]
 
 
+def _worker_init(parent: int) -> None:
+    """A pool worker never outlives the pass's process (killed by SIGTERM or SIGKILL, its idle workers
+    would wait for work forever, re-parented to init) and leaves Ctrl-C to it (`close()` stops the
+    workers; a traceback per worker is not an error message)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG (Linux)
+        linux = True
+    except (OSError, AttributeError):
+        linux = False
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+    if not linux:
+        import threading
+        import time
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            os._exit(1)
+
+        threading.Thread(target=watch, daemon=True).start()
+
+
 def _rel_parts(root: str, where: str) -> tuple[str, ...] | None:
     """Path(where).relative_to(root).parts by string ops for a plain path below root, else None."""
     if not where.startswith(root + "/"):
@@ -246,10 +274,15 @@ class Pass:
         import concurrent.futures
         import multiprocessing
 
+        from skill_eval.core import schemas
+        from skill_eval.grading import bundle as bundle_mod
+
         if self._grade:
             self.catalog()  # build shared state before forking, so workers inherit it instead of rebuilding it
+        schemas.prepare(set(bundle_mod.SCHEMAS.values()))  # compiled once here, not in every worker
         size = max(CHUNK, -(-len(self._units) // (jobs * 24)))
-        self._pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
+        self._pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"),
+                                                            initializer=_worker_init, initargs=(os.getpid(),))
         self._results = map(self._checked, self._pool.map(_unit, self._units, chunksize=size))
 
     def __iter__(self) -> Iterator[Result]:
