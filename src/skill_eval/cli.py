@@ -68,6 +68,7 @@ COMMANDS: dict[str, CommandInfo] = {
     "export": CommandInfo("skill_eval.commands.export_cmd", "export scenarios as Harbor tasks (harbor) or staged imports back to skill-creator's evals.json (evals-json)"),
     "explain": CommandInfo("skill_eval.commands.explain", "explain a term: L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, evidence, pending, subject, tier, k, adopt, oracle"),
     "release": CommandInfo("skill_eval.commands.release", "release evaluation: stage (sealed, stops for a human worksheet), resume (report), verify (signatures)"),
+    "clean": CommandInfo("skill_eval.commands.clean", "remove the sandboxes and partial bundles that killed runs left behind (a live run's are kept)"),
     "judge": CommandInfo("skill_eval.commands.judge", "judge dimensions 4/5 of behavioural bundles with a (blinded) judge model; appends to judgments.json"),
 }
 
