@@ -311,12 +311,10 @@ def internal_error(exc: BaseException, as_json: bool) -> int:
 
 
 def crash_log_dir() -> Path:
-    """`$XDG_STATE_HOME/skill-eval` (default ~/.local/state/skill-eval)."""
-    import os
-    from pathlib import Path
+    """`$XDG_STATE_HOME/skill-eval` (default ~/.local/state/skill-eval): core.fsio.state_dir."""
+    from skill_eval.core import fsio  # only on a crash: start-up never pays for it
 
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "skill-eval"
+    return fsio.state_dir()
 
 
 def write_crash_log(exc: BaseException) -> str | None:

@@ -355,6 +355,20 @@ def rename_within(root: Path | str, src: Path | str, dst: Path | str) -> None:
 # ----------------------------------------------------------------------------- reading
 
 
+def within(root: Path | str, path: Path | str) -> Path | None:
+    """`path` (relative paths taken from `root`) relative to `root` when it lies lexically inside the
+    repository (root itself: `.`), else None: a path outside it is a user's explicit choice."""
+    full, base = Path(os.path.abspath(Path(root) / path)), Path(os.path.abspath(root))
+    return full.relative_to(base) if full == base or base in full.parents else None
+
+
+def state_dir() -> Path:
+    """Where skill-eval keeps its own state, outside every repository: `$XDG_STATE_HOME/skill-eval`
+    (default ~/.local/state/skill-eval): crash logs, run locks."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "skill-eval"
+
+
 def repo_path(root: Path | str, path: Path | str) -> Path:
     """root/path, after refusing any component that is a symlink leading outside the repository.
 

@@ -5,10 +5,9 @@ format) and ship inside the wheel as `skill_eval/schemas/`. A validation failure
 becomes one line naming the file, the field path and what was wrong.
 
 Speed: a valid instance is recognised by fastjsonschema (each schema compiled once per process,
-on first use, from a copy that closes the one gap between its draft-07 semantics and 2020-12 that
-could let it accept more: `const`/`enum` compare 1 and true as equal in Python); anything it does
-not accept goes through `jsonschema`, the authority, which writes every error message (and may
-still accept it). tests/core/test_schemas.py holds the two equal on generated and mutated
+on first use, from `fast_form`: a copy that closes every gap where its draft-07 semantics would
+accept more than 2020-12); anything it does not accept goes through `jsonschema`, the authority,
+which writes every error message (and may still accept it). tests/core/test_schemas.py holds the two equal on generated and mutated
 instances. `jsonschema` itself is imported only then (it costs ~0.1 s of start-up that valid
 input never needs).
 """
@@ -83,8 +82,6 @@ def _json_type(value: Any) -> str:
 _SUBSCHEMA = ("items", "additionalProperties", "not", "if", "then", "else", "propertyNames", "contains")
 _SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
 _SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
-
-
 _OUTER = ("$id", "$schema", "$defs", "definitions")  # stay where a $ref resolves them
 
 

@@ -136,10 +136,8 @@ def evidence_tree(cfg: Config, path: Path | None = None) -> Path:
     user's explicit choice and is read as named."""
     if path is None:
         return evidence_dir(cfg)
-    full, root = Path(os.path.abspath(path)), Path(os.path.abspath(cfg.root))
-    if full == root or root in full.parents:
-        return fsio.scan_tree(cfg.root, full.relative_to(root).as_posix())[0]
-    return path
+    inside = fsio.within(cfg.root, os.path.abspath(path))  # named relative to the working directory
+    return fsio.scan_tree(cfg.root, inside.as_posix())[0] if inside is not None else path
 
 
 def slot_of(meta: dict[str, Any]) -> Slot:

@@ -343,7 +343,8 @@ def run(cfg: Config, root: Path, fresh: Callable[[dict[str, Any]], list[str]], c
     """Stream one Result per meta.json below `root` (listed by `meta_paths`), in sorted path order.
 
     `catalog` is a zero-argument getter (the catalog is built only if a bundle needs grading).
-    `jobs`: worker processes (default: every core once there are more than POOL_MIN bundles).
+    `jobs`: worker processes (default: every core once there are more than POOL_MIN bundles and at
+    least POOL_CORES cores).
     `slim`: keep grades as SlimGrade (gates and text output only).
     """
     yield from Pass(cfg, root, fresh, catalog, jobs=jobs, grade=grade, slim=slim, listing=meta_paths(root))

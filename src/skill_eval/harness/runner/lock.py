@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from skill_eval.core import fsio
 from skill_eval.core.errors import SkillEvalError
 
 FILE_IO_HELPERS = ("hold", "_holder")  # the lock file only: runner-private, outside every repository
@@ -29,9 +30,8 @@ class RunLocked(SkillEvalError):
 
 
 def lock_path(root: Path) -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     key = hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:32]
-    return Path(base) / "skill-eval" / "locks" / f"run-{key}.lock"
+    return fsio.state_dir() / "locks" / f"run-{key}.lock"
 
 
 def _holder(fd: int) -> str:

@@ -252,8 +252,7 @@ def _open_target(root: str, target: str) -> int:
 def _copy_artifact(src: str, root: str, dst: str) -> str:
     """Digest a produced file and copy it to the requested path in one pass (`_open_target`)."""
     h = hashlib.sha256()
-    target = _open_target(root, dst)
-    with open(src, "rb") as fh, open(target, "wb", closefd=True) as out:
+    with open(_open_target(root, dst), "wb") as out, open(src, "rb") as fh:
         while chunk := fh.read(1 << 20):
             h.update(chunk)
             out.write(chunk)

@@ -7,7 +7,6 @@ written atomically, so a reader never sees a half scorecard.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,17 +63,14 @@ def write(card: dict[str, Any], out_dir: Path, root: Path | None = None) -> list
     outside it is the user's explicit choice (fsio.write_output)."""
     texts = {"scorecard.json": strict.dumps_json(card), "scorecard.md": md_mod.render(card),
              "scorecard.html": html_mod.render(card)}
-    inside: Path | None = None
-    if root is not None:
-        full, base = Path(os.path.abspath(root / out_dir)), Path(os.path.abspath(root))
-        if full == base or base in full.parents:
-            inside = full.relative_to(base)
+    inside = fsio.within(root, out_dir) if root is not None else None
     paths = []
     for name in FILES:
         if root is not None and inside is not None:
             paths.append(fsio.write_file(root, inside / name, texts[name]))
-        else:
-            out_dir.mkdir(parents=True, exist_ok=True)
-            write_atomic(out_dir / name, texts[name])
-            paths.append(out_dir / name)
+        else:  # outside the repository (a relative one still taken from root): as named
+            where = root / out_dir if root is not None else out_dir
+            where.mkdir(parents=True, exist_ok=True)
+            write_atomic(where / name, texts[name])
+            paths.append(where / name)
     return paths
