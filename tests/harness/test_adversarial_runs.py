@@ -6,6 +6,7 @@ inputs, a hidden severe run, a dropped matrix cell, a killed call cited, blank `
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -167,3 +168,45 @@ def test_fifo_as_an_output_is_refused_at_once(repo_copy: Path, capsys):
     assert call["status"] == "spawn_failed", call  # refused: the tool never ran
     said = "\n".join(p.read_text(errors="replace") for p in (b / "raw").rglob("*") if p.is_file())
     assert "r3.json is not a regular file or directory" in said  # the agent was told why
+
+
+# -- the subject's own copy and state (issue 24 item 2) -------------------------------------------------
+
+
+def _verdict(b: Path, call: dict) -> str:
+    return json.loads((b / call["outputs"][0]["snapshot"]).read_text())["verdict"]
+
+
+def test_a_poisoned_cache_in_the_agents_home_cannot_change_a_later_verdict(repo_copy: Path, capsys):
+    """After one genuine compare the agent copies one cached abicheck snapshot over the others in its
+    XDG_CACHE_HOME: with the subject's cache there, a later compare of the real fixture said NO_CHANGE
+    for this BREAKING pair. The subject's state is its own (fresh, in the runner's store): the agent's
+    home holds no cache of it, and the second compare still reads the fixture."""
+    poison = ('d="$XDG_CACHE_HOME/abi_check"; if [ -d "$d" ]; then for s in $(find "$d" -type d); do '
+              'a=$(ls "$s" | head -1); for f in "$s"/*; do [ -f "$s/$a" ] && cp "$s/$a" "$f"; done; done; '
+              'echo poisoned; else echo "no subject cache in the agent home"; fi')
+    shells = ["abicheck compare old/libdemo.so.1 new/libdemo.so.1 -o json=r1.json", poison,
+              "abicheck compare old/libdemo.so.1 new/libdemo.so.1 -o json=r2.json"]
+    b, result = run_and_grade(repo_copy, "review-removed-export", "abi-compat-review", "adv-cache", shells,
+                              {"verdict": "BREAKING", "confident": True, "evidence": [2]}, capsys)
+    first, second = calls_of(b)
+    assert (first["status"], second["status"]) == ("complete", "complete")
+    assert _verdict(b, first) == _verdict(b, second) == "BREAKING"
+    assert b"no subject cache in the agent home" in (b / "raw/stream.jsonl").read_bytes()
+    assert result["passed"] is True, result
+
+
+def test_an_input_swapped_and_restored_during_a_call_is_what_the_record_says(repo_copy: Path, capsys):
+    """A background process swaps new/ for old/'s library while the real compare runs and restores it
+    before the call ends: before/after digests match. Whatever the timing, the verdict must agree with the
+    recorded input digests, since the subject reads the snapshot those digests describe."""
+    shells = ['cp new/libdemo.so.1 "$TMPDIR/keep"; (sleep 0.05; cp old/libdemo.so.1 new/libdemo.so.1; sleep 0.6; '
+              'cp "$TMPDIR/keep" new/libdemo.so.1) & abicheck compare old/libdemo.so.1 new/libdemo.so.1 -o json=r.json; wait']
+    b, _ = run_and_grade(repo_copy, "review-removed-export", "abi-compat-review", "adv-swap-restore", shells,
+                         {"verdict": "BREAKING", "confident": True, "evidence": [1]}, capsys)
+    (call,) = calls_of(b)
+    by_path = {i["path"]: i["sha256"] for i in call["inputs"]}
+    fixture = repo_copy / "agent-evals/skills/fixtures/removed-export"
+    genuine = hashlib.sha256((fixture / "new/libdemo.so.1").read_bytes()).hexdigest()
+    verdict = _verdict(b, call)
+    assert (by_path["new/libdemo.so.1"] == genuine) == (verdict == "BREAKING"), (by_path, verdict)

@@ -2,6 +2,7 @@
 abicheck; the sealed bundle is then graded. Needs `python scripts/install_agent_clis.py`."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,72 @@ def test_read_only_activation_through_claude_code_fails_dimension_1(repo_copy, c
     assert "1" in {str(d) for d in grade["failed_dimensions"]} | {str(d) for d in grade["zero_tolerance_failed"]}
     why = grade["dimensions"]["1"]["reasons"]
     assert any("only read (a tier-2 activation) under a tier-1 adapter" in r for r in why), why
+
+
+KEY_SCAN = r"""
+import os, sys
+key = sys.argv[1][::-1].encode()  # the key reversed on the command line: the scan itself carries no copy of it
+hits, seen = [], 0
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        for part in ("environ", "cmdline"):
+            try:
+                seen += 1
+                if key in open(f"/proc/{pid}/{part}", "rb").read():
+                    hits.append(f"/proc/{pid}/{part}")
+            except OSError:
+                pass
+for top in ("/work", "/home/agent", "/tmp", "/run/skill-eval"):
+    for d, _dirs, files in os.walk(top):
+        for name in files:
+            p = os.path.join(d, name)
+            try:
+                seen += 1
+                if key in open(p, "rb").read(1 << 26):
+                    hits.append(p)
+            except OSError:
+                pass
+if key in b"\0".join(k.encode() + b"=" + v.encode() for k, v in os.environ.items()):
+    hits.append("env")
+print(f"KEY-SCAN hits={len(hits)} scanned={seen} {' '.join(hits)}")
+"""
+KEY_VARS = {"claude-code": "ANTHROPIC_API_KEY", "codex": "OPENAI_API_KEY", "gemini-cli": "GEMINI_API_KEY"}
+
+
+@pytest.mark.parametrize("agent", sorted(CASES))
+def test_the_real_key_never_enters_the_sandbox(repo_copy, capsys, monkeypatch, agent):
+    """Issue 24 item 4: the runner holds the provider key; the real CLI talks to the scripted server through
+    the run's loopback credential proxy with a per-run token. A scan from inside the sandbox (every
+    process's environment and command line, every file of /work, /home/agent, /tmp and /run/skill-eval)
+    finds no byte of the key, because it was never there; the run completes through the proxy."""
+    import base64
+    import secrets
+
+    from test_integrity import write_script
+
+    exe, _tier = CASES[agent]
+    binary = BIN / exe
+    if not binary.exists():
+        pytest.skip(f"{exe} not installed: run `python scripts/install_agent_clis.py`")
+    key = "sk-canary-" + secrets.token_hex(20)
+    monkeypatch.setenv(KEY_VARS[agent], key)
+    scan = "import base64; exec(base64.b64decode('" + base64.b64encode(KEY_SCAN.encode()).decode() + "'))"
+    script = write_script(repo_copy, f"keyscan-{agent}", [f'python3 -c "{scan}" {key[::-1]}'])
+    rc = main(["run", "--root", str(repo_copy), "review-removed-export", "--agent", agent, "--agent-binary", str(binary),
+               "--model-server", f"scripted:{script}", "--no-trigger", "-k", "1", "--run-id", f"keyscan-{agent}",
+               "--timeout", "120"])
+    out = capsys.readouterr()
+    bundle = repo_copy / f"agent-evals/skills/evidence/abi-compat-review/skill-agent/keyscan-{agent}/review-removed-export/0"
+    assert (bundle / "meta.json").is_file(), out  # sealed: no secret found in anything the run wrote
+    meta = json.loads((bundle / "meta.json").read_text())
+    assert meta["extra"]["credentials"] == "proxied", meta["extra"]
+    proxy = meta["extra"]["proxy"]
+    assert proxy["forwarded"] >= 1 and proxy["upstream_errors"] == 0, proxy
+    # refused: only requests that carried no credential at all (Claude Code's `HEAD /` reachability probe)
+    assert proxy["refused"] == len(proxy.get("refusals", [])) and all(
+        r.endswith("[no credential]") for r in proxy.get("refusals", [])), proxy
+    raw = (bundle / "raw/stream.jsonl").read_text()
+    found = re.search(r"KEY-SCAN hits=(\d+) scanned=(\d+)", raw)
+    assert found, raw[-2000:]
+    assert int(found.group(1)) == 0 and int(found.group(2)) > 20, found.group(0)
+    assert key not in raw and rc in (0, 1)

@@ -90,8 +90,9 @@ def test_home_caches_and_shim_are_isolated_outside_the_work_tree(tmp_path: Path,
     assert res.returncode == 0, res.stderr
     (call,) = box.calls()
     assert call["cwd"] == "." and call["outputs"][0]["snapshot"] == "captured/1.out.d/0/report.json"
-    assert (box.work / "report.json").exists() and (box.work / "ran-real-tool").exists()
-    assert sorted(p.name for p in box.work.iterdir()) == ["new.txt", "old", "ran-real-tool", "report.json", "run.sh"]
+    # the tool ran on its own snapshot: its declared output is copied back, an undeclared write is not
+    assert (box.work / "report.json").exists() and not (box.work / "ran-real-tool").exists()
+    assert sorted(p.name for p in box.work.iterdir()) == ["new.txt", "old", "report.json", "run.sh"]
 
 
 def test_setup_runs_in_the_sandbox_before_the_before_state(tmp_path: Path, repo: Path):
@@ -263,7 +264,10 @@ def test_real_fixture_real_abicheck_bundle_is_readable_by_the_graders(tmp_path: 
         second = agent(box, *argv[:2], "old/libdemo.so.1", "old/libdemo.so.1", "-o", "json=report.json")
         assert (first.returncode, second.returncode) == (4, 0), first.stderr.decode()[-400:]
         assert not any(p.is_relative_to(box.work / ".cache") for p in box.work.rglob("*")), "cache went to XDG"
-        assert any(Path(box.env["XDG_CACHE_HOME"]).rglob("*")), "abicheck used the isolated cache"
+        # abicheck's cache is the subject's own (in the runner's store), never the agent's XDG_CACHE_HOME,
+        # where the agent could copy one cached snapshot over another (issue 24: cache poisoning)
+        assert not any(Path(box.env["XDG_CACHE_HOME"]).rglob("*")), "the subject wrote into the agent's cache"
+        assert any((box.record / "subject" / "home" / ".cache").rglob("*")), "abicheck used its own cache"
         meta = box.finish()
         assert meta["changed"] == ["report.json"]
         dest = tmp_path / "evidence" / "abi-compat-review" / "skill-agent" / "run" / "review-removed-export" / "0"

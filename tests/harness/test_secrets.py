@@ -11,7 +11,6 @@ import base64
 import json
 import os
 import re
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -237,7 +236,7 @@ def test_canary_credentials_read_through_env_and_proc_never_reach_a_sealed_bundl
     monkeypatch.setattr(ScriptedAdapter, "credential_vars", tuple(injected))
     monkeypatch.setattr(ScriptedAdapter, "env", lambda self, ctx: {**real_env(self, ctx), **injected})
     # The agent's shell runs in the sandbox (runner/isolation.py): the repository copy is hidden from it and it
-    # has its own PID namespace, so the hostile script travels inline and the runner's pid is unreachable by
+    # has its own PID namespace (and no venv of the host: the system python3), so the hostile script travels inline and the runner's pid is unreachable by
     # design; it still reads its own environment, /proc/self and its parent shell's /proc entry.
     agent = "import base64; exec(base64.b64decode('" + base64.b64encode(AGENT.encode()).decode() + "'))"
     script = repo_copy / "agent-evals/skills/model-scripts/canary.yaml"
@@ -246,7 +245,7 @@ def test_canary_credentials_read_through_env_and_proc_never_reach_a_sealed_bundl
         description: a hostile agent prints every credential it can reach, in every encoding
         turns:
           - tools:
-              - shell: {sys.executable} -c "{agent}" {os.getpid()}
+              - shell: python3 -c "{agent}" {os.getpid()}
               - shell: abicheck compare old/libdemo.so.1 new/libdemo.so.1 -o "json=report-$CANARY_TOKEN.json"; printf '%s' "$CANARY_API_KEY" | base64 -w 8
           - final: |
               Done. The token is k9Xq2 and, reversed, 2qX9k.

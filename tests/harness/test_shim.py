@@ -369,20 +369,37 @@ def test_input_changed_by_the_call_is_unstable(rig: Rig):
 
 
 def test_only_benign_agent_variables_reach_the_tool(rig: Rig, tmp_path: Path):
+    """The subject's environment is the runner's, its own fresh state directories in the store (never
+    the agent's HOME or XDG_CACHE_HOME, where the agent could plant a poisoned cache), the locale and
+    terminal variables, and only the agent variables the profile names: no prefix forwarding."""
     probe = tmp_path / "env-probe"
     probe.write_text(f"#!{sys.executable} -I\nimport os, json\nos.environ.pop(\"LC_CTYPE\", None)\nprint(json.dumps(dict(os.environ)))\n")
     probe.chmod(0o755)
+    state = tmp_path / "rec2" / "subject"
+    own = {"HOME": f"{state}/home", "XDG_CACHE_HOME": f"{state}/home/.cache", "XDG_CONFIG_HOME": f"{state}/home/.config",
+           "XDG_DATA_HOME": f"{state}/home/.local/share", "XDG_STATE_HOME": f"{state}/home/.local/state",
+           "TMPDIR": f"{state}/tmp"}
+    agent_env = {"LD_PRELOAD": "/x.so", "ABICHECK_MODE": "y", "ABICHECK_CACHE": "/work/.cache", "LANG": "C",
+                 "PATH": "/evil", "HOME": "/home/agent", "XDG_CACHE_HOME": "/home/agent/.cache", "LC_ALL": "xx"}
     rec = Recorder(tmp_path / "rec2", profile(), probe, rig.sandbox, env={"PATH": "/usr/bin:/bin"})
     try:
         record, out, _ = record_call(rec, ["abicheck"], rig.sandbox)
         assert record["status"] == "complete"
         seen = json.loads(out)
-        assert seen == {"PATH": "/usr/bin:/bin"}  # record_call forwards nothing
-        reply = rec.run_call(["abicheck"], str(rig.sandbox), {"LD_PRELOAD": "/x.so", "ABICHECK_MODE": "y", "LANG": "C",
-                                                              "PATH": "/evil"}, *_devnull_fds(tmp_path))
+        assert seen == {"PATH": "/usr/bin:/bin", **own}  # record_call forwards nothing
+        assert all(Path(v).is_dir() for v in own.values())
+        reply = rec.run_call(["abicheck"], str(rig.sandbox), agent_env, *_devnull_fds(tmp_path))
         assert reply == b"X0\n"
         seen = json.loads((tmp_path / "rec2" / "captured" / "2.out").read_bytes())
-        assert seen == {"PATH": "/usr/bin:/bin", "ABICHECK_MODE": "y", "LANG": "C"}
+        assert seen == {"PATH": "/usr/bin:/bin", **own, "LANG": "C"}  # no ABICHECK_* without the allow-list
+    finally:
+        rec.close()
+    named = SimpleNamespace(**{**vars(profile()), "env": ("ABICHECK_MODE",)})
+    rec = Recorder(tmp_path / "rec3", named, probe, rig.sandbox, env={"PATH": "/usr/bin:/bin"})
+    try:
+        assert rec.run_call(["abicheck"], str(rig.sandbox), agent_env, *_devnull_fds(tmp_path)) == b"X0\n"
+        seen = json.loads((tmp_path / "rec3" / "captured" / "1.out").read_bytes())
+        assert seen["ABICHECK_MODE"] == "y" and "ABICHECK_CACHE" not in seen  # by name, exactly
     finally:
         rec.close()
 

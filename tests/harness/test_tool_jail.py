@@ -34,7 +34,7 @@ def repo(tmp_path: Path) -> Path:
     tool = tmp_path / "tools" / "tool"
     tool.parent.mkdir()
     # a subject whose config (the agent's) can name a program it runs: like a template or a hook
-    tool.write_text('#!/bin/sh\n[ -x ./tool-hook ] && ./tool-hook\necho tool ran\n')
+    tool.write_text('#!/bin/sh\n[ -x "$1" ] && "$1"\necho tool ran\n')
     tool.chmod(0o755)
     return repo
 
@@ -81,7 +81,14 @@ def test_the_subject_runs_jailed_for_the_agents_calls(tmp_path: Path, repo: Path
     box = _box(tmp_path, repo, level)
     try:
         targets = _plant(box, "tool-hook")
-        res = subprocess.run(["tool"], cwd=box.work, env=box.env, capture_output=True, timeout=60)
+        # the hook is an operand, so it is in the call's snapshot: the tool can run it
+        argv = ["tool", "./tool-hook"]
+        if level == "bwrap":  # the agent's calls come from inside its own view (fixed paths: runner/layout.py)
+            cmd = isolation.wrap("bwrap", argv, isolation.agent_view(repo, box.root.parent, box.layout))
+        else:
+            cmd = isolation.Command(argv)
+        res = subprocess.run(cmd.argv, cwd=box.work, env=box.env, capture_output=True, timeout=60, pass_fds=cmd.fds)
+        cmd.close()
         assert res.returncode == 0 and b"tool ran" in res.stdout, res.stderr
         calls = box.calls()
         escaped = [t for t in targets if t.exists()]
@@ -114,9 +121,62 @@ def test_no_capabilities_in_the_jail_or_the_agents_view(tmp_path: Path, repo: Pa
                                  ["sh", "-c", f"umount -l {box.root.parent} 2>/dev/null"],
                                  ["sh", "-c", "mount -o remount,rw / 2>/dev/null"]]).facts["actions"]
         assert [f["exit_code"] == 0 for f in facts] == [True, False, False]
-        view = isolation.agent_view(repo, box.root.parent, writable=[box.work], readonly=[], cwd=box.work)
-        res = subprocess.run(isolation.wrap("bwrap", ["grep", "^CapEff", "/proc/self/status"], view),
-                             capture_output=True, text=True, timeout=60)
+        view = isolation.agent_view(repo, box.root.parent, box.layout)
+        cmd = isolation.wrap("bwrap", ["grep", "^CapEff", "/proc/self/status"], view)
+        res = subprocess.run(cmd.argv, capture_output=True, text=True, timeout=60, pass_fds=cmd.fds)
+        cmd.close()
         assert res.returncode == 0 and res.stdout.split()[1] == "0000000000000000", res.stdout
+    finally:
+        box.cleanup()
+
+
+SCAN = r"""
+import json, os
+out = {"mountinfo": open("/proc/self/mountinfo").read().splitlines(), "environ": [], "cmdline": [], "cwd": []}
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        for key in ("environ", "cmdline"):
+            try:
+                out[key].append(open(f"/proc/{pid}/{key}", "rb").read().decode("utf-8", "replace"))
+            except OSError:
+                pass
+        try:
+            out["cwd"].append(os.readlink(f"/proc/{pid}/cwd"))
+        except OSError:
+            pass
+print(json.dumps(out))
+"""
+
+
+def test_the_agent_sees_fixed_paths_and_no_host_path(tmp_path: Path, repo: Path):
+    """Issue 24 item 3: a scan from inside the agent's sandbox (every process's environment, command line
+    and cwd, and the mount table) names none of the repository, the sandbox parent, the record store,
+    the runner's home or its venv. The one residual the kernel imposes: mountinfo's `root` field of the
+    sandbox's own bind mounts names the sandbox directory within its filesystem (never one of those)."""
+    import json
+    import sys
+
+    box = _box(tmp_path, repo, "bwrap")
+    try:
+        view = isolation.agent_view(repo, box.root.parent, box.layout)
+        cmd = isolation.wrap("bwrap", ["python3", "-c", SCAN], view)
+        res = subprocess.run(cmd.argv, cwd=box.work, env=box.env, capture_output=True, text=True, timeout=60,
+                             pass_fds=cmd.fds)
+        cmd.close()
+        assert res.returncode == 0, res.stderr
+        seen = json.loads(res.stdout)
+        host = {"repository": str(repo), "sandbox parent": str(box.root.parent), "record store": str(box.record),
+                "runner home": str(Path.home()), "venv": sys.prefix, "pytest tmp": str(tmp_path)}
+        flat = "\n".join(seen["environ"] + seen["cmdline"] + seen["cwd"])
+        assert "/work" in flat and "/run/skill-eval/bin" in flat, "the scan reads what the agent sees"
+        assert {k: v for k, v in host.items() if v in flat} == {}
+        for line in seen["mountinfo"]:
+            fields = line.split()
+            root, point, rest = fields[3], fields[4], " ".join(fields[5:])
+            assert not any(v in point or v in rest for v in host.values()), line
+            residual = root.startswith(str(box.root) + "/")  # the sandbox's own work/home/tmp/bin/run/agent
+            assert residual or not any(v in root for v in host.values()), line
+            assert not any(v in root for k, v in host.items() if k in ("repository", "record store", "runner home", "venv"))
+        assert {f.split()[4] for f in seen["mountinfo"]} >= {"/work", "/home/agent", "/tmp", "/run/skill-eval/bin"}
     finally:
         box.cleanup()

@@ -76,6 +76,7 @@ class SubjectProfile:
     package: str | None = None
     version: str | None = None
     verdict_skills: tuple[str, ...] | None = None  # None: every skill (when the profile has verdicts)
+    env: tuple[str, ...] = ()  # variables of the agent's environment the subject may see (an allow-list, no prefixes)
 
     @property
     def has_verdicts(self) -> bool:
@@ -307,6 +308,7 @@ def _subject(source: Path, s: dict[str, Any] | None) -> SubjectProfile:
         package=s.get("package"),
         version=s.get("version"),
         verdict_skills=tuple(verdict_skills) if verdict_skills is not None else None,
+        env=tuple(s.get("env", ())),
     )
 
 

@@ -12,6 +12,7 @@ from openai_stub import Stub
 
 from skill_eval.cli import main
 from skill_eval.harness.adapters.base import NormalizedRun
+from skill_eval.harness.runner import isolation
 from skill_eval.harness.runner.normalize import (
     PathScrubber,
     check_bundles,
@@ -98,8 +99,13 @@ def test_model_echoing_sandbox_paths_leaves_none_in_the_bundle(repo_copy, monkey
     assert find_local_paths(bundle) == []
     counts = json.loads((bundle / "meta.json").read_text())["extra"]["path_placeholders"]
     assert counts["<work>"] >= 3 and counts["<home>"] >= 2  # final + events + raw each
-    # the model itself did see the real paths (the replacement is the runner's, after the run)
-    assert "/sandbox-" in json.dumps(stub.requests[1]["body"])
+    # the model itself saw the paths the agent saw (the replacement is the runner's, after the run): the
+    # fixed layout under bubblewrap (no host path at all, runner/layout.py), the host's sandbox below it
+    seen = json.dumps(stub.requests[1]["body"])
+    if isolation.level() == "bwrap":
+        assert "/sandbox-" not in seen and "working in /work." in seen and str(repo_copy) not in seen
+    else:
+        assert "/sandbox-" in seen
 
 
 def test_captured_subject_streams_are_scrubbed_and_their_digests_restated(tmp_path):

@@ -94,7 +94,8 @@ class LaunchContext:
     one model reply; `max_total_tokens`: cap on the tokens of the whole run (input + output),
     reached -> stop reason `budget`. Adapters whose agent has no such knob ignore the budgets.
     `temperature` / `seed`: sampling of a real model (the built-in loop sends them with every
-    request; None: the endpoint's default). The runner records both in meta.json.
+    request; None: the endpoint's default). The runner records both in meta.json. Every path is
+    the agent's (runner/layout.py: /work, /home/agent, ... at the bwrap level).
     """
 
     prompt: str
@@ -110,6 +111,8 @@ class LaunchContext:
     max_total_tokens: int | None = None
     temperature: float | None = None
     seed: int | None = None
+    python: str | None = None  # the in-process loop's interpreter as the agent names it (default: this one)
+    pythonpath: str | None = None  # where that interpreter imports skill_eval from (default: this package's parent)
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,7 @@ class Adapter(Protocol):
     needs_binary: bool  # False: skill-eval's own loop runs (nothing to find or identify)
     model_server_kind: str | None  # scripted server to start for scripted turns; None: replays ctx.script itself
     needs_endpoint: bool  # a real model needs an explicit --base-url (no default endpoint)
+    default_endpoint: str | None  # the provider's API origin when no --base-url is given (the credential proxy's upstream)
     credential_vars: tuple[str, ...]  # env vars holding a credential (passed through, always redacted)
 
     def launch(self, ctx: LaunchContext) -> LaunchSpec: ...
@@ -184,6 +188,7 @@ class AdapterBase:
     needs_binary: bool = True
     model_server_kind: str | None = None
     needs_endpoint: bool = False
+    default_endpoint: str | None = None
     credential_vars: tuple[str, ...] = ()
     default_model: str | None = None
 

@@ -66,6 +66,7 @@ class ClaudeCodeAdapter(AdapterBase):
     tier = base.TIER_AGENT
     executable = "claude"
     model_server_kind = "anthropic"
+    default_endpoint = "https://api.anthropic.com"  # the credential proxy's upstream without --base-url
     credential_vars = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 
     def skill_dirs(self, home: Path, workdir: Path) -> list[Path]:

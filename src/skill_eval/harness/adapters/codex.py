@@ -48,6 +48,7 @@ class CodexAdapter(AdapterBase):
     tier = base.TIER_READS
     executable = "codex"
     model_server_kind = "openai-responses"
+    default_endpoint = "https://api.openai.com"  # the credential proxy's upstream without --base-url
     credential_vars = (KEY_VAR, "OPENAI_API_KEY", "CODEX_API_KEY")
     default_model = "gpt-5.5"  # a slug from `codex debug models` in 0.171; unknown slugs degrade
 

@@ -51,6 +51,7 @@ class GeminiCliAdapter(AdapterBase):
     tier = base.TIER_AGENT
     executable = "gemini"
     model_server_kind = "gemini"
+    default_endpoint = "https://generativelanguage.googleapis.com"  # the credential proxy's upstream without --base-url
     credential_vars = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     default_model = "gemini-2.5-pro"  # pinning skips the per-turn router request
 

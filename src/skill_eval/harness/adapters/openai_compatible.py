@@ -57,8 +57,8 @@ _RESULT_ERRORS = {"tool_not_registered": ERR_TOOL_MISSING, "unknown_skill": ERR_
 
 
 def loop_command(backend_args: list[str], ctx: LaunchContext, skill_roots: Sequence[Path]) -> list[str]:
-    package_parent = str(Path(__file__).resolve().parents[3])
-    argv = [sys.executable, "-I", "-c", _BOOT, package_parent, *backend_args, "--max-turns", str(ctx.max_turns)]
+    package_parent = ctx.pythonpath or str(Path(__file__).resolve().parents[3])
+    argv = [ctx.python or sys.executable, "-I", "-c", _BOOT, package_parent, *backend_args, "--max-turns", str(ctx.max_turns)]
     if ctx.max_tokens is not None:
         argv += ["--max-tokens", str(ctx.max_tokens)]
     if ctx.max_total_tokens is not None:

@@ -30,7 +30,7 @@ class ScriptedAdapter(AdapterBase):
         path = ctx.script or (Path(ctx.model) if ctx.model else None)
         if path is None:
             raise ValueError("the scripted adapter needs a model script (script=PATH)")
-        backend = ["--backend", "script", "--script", str(Path(path).resolve())]
+        backend = ["--backend", "script", "--script", str(path if Path(path).is_absolute() else Path(path).resolve())]
         return loop_command(backend, ctx, self.skill_dirs(ctx.home, ctx.workdir))
 
     @staticmethod

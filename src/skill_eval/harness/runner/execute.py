@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -36,10 +37,11 @@ from skill_eval.harness.adapters import LaunchContext, get_adapter, is_loopback
 from skill_eval.harness.adapters.base import Adapter, NormalizedRun
 from skill_eval.harness.modelserver import start_server
 from skill_eval.harness.modelserver.script import ModelScript, parse_script
-from skill_eval.harness.runner import isolation
+from skill_eval.harness.runner import isolation, layout
 from skill_eval.harness.runner.bundle_writer import BundleWriter, held_path
 from skill_eval.harness.runner.normalize import PathScrubber, scrub_captured, scrub_run
 from skill_eval.harness.runner.plan import RunItem, bundle_path, evidence_root
+from skill_eval.harness.runner.proxy import CredentialProxy, Upstream
 from skill_eval.harness.runner.sandbox import Sandbox, SandboxError, watch_paths
 from skill_eval.harness.runner.secrets import check_injectable, injected_secrets
 
@@ -219,7 +221,7 @@ def _skill_body(cfg: Config, recorder: InputRecorder, item: RunItem) -> str | No
     return None
 
 
-def _spawn(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes, out: Path, err: Path, timeout: float,
+def _spawn(cmd: isolation.Command, cwd: Path, env: dict[str, str], stdin: bytes, out: Path, err: Path, timeout: float,
            stop_when: Callable[[bytes], bool] | None = None) -> tuple[int, bool, bool]:
     """Run the (wrapped) agent in its own process group -> (exit code, timed out, stopped early).
 
@@ -229,10 +231,14 @@ def _spawn(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes, out: P
     observed instead of paying for the rest of the task. An agent that cannot be started raises
     OSError (the caller records an infra_error).
     """
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # the agent's raw streams: the runner's alone
     deadline = time.monotonic() + timeout
     with open(out, "wb") as fo, open(err, "wb") as fe:  # noqa: SIM115 - sandbox-private capture files
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=fo, stderr=fe, start_new_session=True)
+        try:
+            proc = subprocess.Popen(cmd.argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=fo, stderr=fe,
+                                    start_new_session=True, pass_fds=cmd.fds)
+        finally:
+            cmd.close()
         isolation.register(proc.pid)
         try:
             try:
@@ -309,26 +315,31 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
                          client_python=isolation.client_python(level), deny=isolation.hidden_roots(cfg.root, parent),
                          seed=item.scenario.seed if item.scenario else None,
                          case=item.scenario.id if item.scenario else None, level=level)
-    server = None
+    server = proxy = None
     try:
         base_url = opts.base_url
         if script is not None and adapter.model_server_kind:
             server = start_server(adapter.model_server_kind, script)
             base_url = server.url
+        lay = box.layout
+        assert lay is not None
         script_path = None
         if script_rel and not adapter.model_server_kind:  # an in-process loop reads the script: the repository is
             # hidden from the agent, so it gets a private copy
-            script_path = box.private_copy("model-script" + Path(script_rel).suffix, _read_model_script(cfg.root / script_rel))
-        credentials = {k: os.environ[k] for k in adapter.credential_vars if k in os.environ} if not script else {}
+            script_path = Path(lay.visible(box.private_copy("model-script" + Path(script_rel).suffix,
+                                                            _read_model_script(cfg.root / script_rel))))
+        proxy, base_url, credentials = _credential_proxy(adapter, base_url, opts.no_auth)
         model = scripted_model_id(cfg, opts) if script else opts.model
+        binary, python, pythonpath = _agent_runtime(box.agent_dir, lay, adapter, agent_info.get("binary") or opts.binary)
         spec = adapter.launch(LaunchContext(
-            prompt, home=box.home, workdir=box.work, model=None if script else opts.model, max_turns=opts.max_turns,
-            binary=agent_info.get("binary") or opts.binary, base_url=base_url, credentials=credentials,
-            script=script_path,
+            prompt, home=Path(lay.visible(box.home)), workdir=Path(lay.visible(box.work)), model=None if script else opts.model,
+            max_turns=opts.max_turns, binary=binary, base_url=base_url, credentials=credentials, script=script_path,
             max_tokens=opts.max_tokens, max_total_tokens=opts.max_total_tokens,
-            temperature=None if script else opts.temperature, seed=None if script else item_seed(opts.seed, item)))
+            temperature=None if script else opts.temperature, seed=None if script else item_seed(opts.seed, item),
+            python=python, pythonpath=pythonpath))
         names = installed_skills(item, cur)
-        released = _install(cfg, recorder, names, spec.skill_dirs[0], item.arm)
+        skill_dirs = [lay.host(d) for d in spec.skill_dirs]  # the runner installs and attests on the host side
+        released = _install(cfg, recorder, names, skill_dirs[0], item.arm)
         box.initial = box.tree()  # the installed skills are part of what the agent was given
         for rel, data in spec.home_files.items():
             _write_private(box.home / rel, data)
@@ -337,14 +348,13 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         check_injectable(injected)
         raw_out, raw_err = box.root / "raw" / "stream.jsonl", box.root / "raw" / "stderr.log"
         roots = [str(d) for d in spec.skill_dirs]
+        seen_work = lay.visible(box.work)
         stop_when = None
         if item.kind == "trigger" and names:
             def stop_when(partial: bytes) -> bool:
-                events = adapter.parse(partial, roots, cwd=str(box.work), installed_skills=names).events
+                events = adapter.parse(partial, roots, cwd=seen_work, installed_skills=names).events
                 return any(e.get("type") == "skill_activated" for e in events)
-        view = isolation.agent_view(cfg.root, parent, writable=[box.work, box.home, box.tmp],
-                                    readonly=[box.bin, box.run_dir, box.agent_dir], cwd=box.work,
-                                    extra_exposed=_agent_install_dirs(cfg, agent_info.get("binary")))
+        view = isolation.agent_view(cfg.root, parent, lay, python_prefix=layout.sandbox_python()[1]) if lay.fixed else None
         isolation.prepare_tree(level, [box.work, box.home, box.tmp])
         t0 = time.monotonic()
         infra: list[str] = []
@@ -355,17 +365,19 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
             code, timed_out, stopped = 127, False, False
             infra.append(f"the agent could not be started: {exc.strerror or exc}")
         wall = round(time.monotonic() - t0, 3)
+        if proxy is not None:
+            proxy.stop()  # the token is dead with the run
         infra += [f"recording failed: {f}" for f in box.stop_recording()]
         raw = _read_private(raw_out)
         if shim.INFRA_MARKER.encode() in raw or shim.INFRA_MARKER.encode() in _read_private(raw_err):
             # a call the recorder never saw (socket gone): fail closed, even if the agent only printed it
             infra.append("recording failed: a shim client could not reach the recorder")
-        nr = adapter.parse(raw, roots, cwd=str(box.work), installed_skills=names, exit_code=None if stopped else code)
+        nr = adapter.parse(raw, roots, cwd=seen_work, installed_skills=names, exit_code=None if stopped else code)
         if stopped:  # the cut-off stream is expected: no terminal event, killed process
             nr.errors = [e for e in nr.errors if not e.startswith(("incomplete_stream", "agent_error"))]
             nr.stop_reason = "activation_observed"
-        attested = arm_isolation([Path(d) for d in spec.skill_dirs], nr.events)
-        scrubber = PathScrubber.for_sandbox(box.root, box.work, box.home)
+        attested = arm_isolation(skill_dirs, nr.events)
+        scrubber = PathScrubber.for_sandbox(box.root, box.work, box.home, fixed=lay.fixed)
         nr, streams = scrub_run(scrubber, nr, {"stream": raw, "stderr": _read_private(raw_err)})
         usage = {**nr.usage, "wall_clock_s": wall, "retries": nr.usage.get("retries") or 0,
                  **({"stop_reason": "activation_observed"} if stopped else {})}
@@ -403,7 +415,10 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
             "extra": {"exit_code": code, "timed_out": timed_out, "stopped_on_activation": stopped, "run_errors": nr.errors, "stop_reason": nr.stop_reason,
                       "installed_skills": names, "model_script": script_rel, "path_placeholders": scrubber.counts,
                       **({"model_script_id": script.model_id} if script else {}), **({"aa": True} if opts.aa else {}),
-                      **({"released_skill_digest": released} if released else {}), **({"package": agent_info["package"]} if agent_info.get("package") else {})},
+                      **({"released_skill_digest": released} if released else {}),
+                      **({"credentials": "proxied" if proxy.upstream.credential else "none",
+                          "proxy": {**proxy.stats, **({"refusals": proxy.refusals} if proxy.refusals else {})}}
+                         if proxy is not None else {}), **({"package": agent_info["package"]} if agent_info.get("package") else {})},
         }
         if item.kind == "behavioral":
             meta["scenario"] = item.item_id
@@ -440,22 +455,53 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
             raise
         return Outcome(item, status, reason, round(time.monotonic() - started, 2), dest)
     finally:
+        if proxy is not None:
+            proxy.stop()
         if server is not None:
             server.stop()
         box.cleanup()
 
 
-def _agent_install_dirs(cfg: Config, binary: str | None) -> list[Path]:
-    """Read-only exposures for an agent CLI: the e2e install cache and the binary's own directory."""
-    dirs = [cfg.root / ".cache" / "agent-clis"]
-    if binary:
-        for path in (Path(os.path.abspath(binary)), Path(binary).resolve()):  # as named, and its target
-            dirs.append(path.parent)
-            for parent in path.parents:  # a node package: expose its whole node_modules tree
-                if parent.name == "node_modules":
-                    dirs.append(parent.parent)
-                    break
-    return [d for d in dirs if d.is_dir()]
+def _credential_proxy(adapter: Adapter, base_url: str | None,
+                      no_auth: bool) -> tuple[CredentialProxy | None, str | None, dict[str, str]]:
+    """(the run's credential proxy, the base URL the agent gets, the agent's credential variables).
+
+    The provider key never enters the sandbox (runner/proxy.py): an agent that talks to a model
+    endpoint is pointed at a loopback proxy through its base-URL setting and gets the proxy's
+    per-run token under its key variable; the proxy checks the token, puts the runner's real key
+    in its place and forwards to the endpoint (a scripted server, --base-url, or the provider's
+    default). The in-process scripted loop talks to no endpoint: no proxy."""
+    if adapter.model_server_kind is None or not adapter.credential_vars:
+        return None, base_url, {}
+    target = base_url or adapter.default_endpoint
+    if target is None:
+        return None, base_url, {}
+    parts = urllib.parse.urlsplit(target)
+    real = None if no_auth else next((os.environ[v] for v in adapter.credential_vars if os.environ.get(v)), None)
+    proxy = CredentialProxy(Upstream(f"{parts.scheme}://{parts.netloc}", real)).start()
+    present = [v for v in adapter.credential_vars if os.environ.get(v)]
+    credentials = {v: proxy.token for v in [adapter.credential_vars[0], *present]}
+    return proxy, proxy.url + parts.path.rstrip("/"), credentials
+
+
+def _agent_runtime(agent_dir: Path, lay: layout.Layout, adapter: Adapter,
+                   binary: str | None) -> tuple[str | None, str | None, str | None]:
+    """(the agent binary, the loop's interpreter, its import path) as the agent names them.
+
+    At the bwrap level nothing is bound from the repository or a venv: an agent CLI outside the
+    system directories (the e2e cache under .cache/) is mirrored into the sandbox's agent/cli, and
+    the in-process loop gets a private copy of skill_eval and its few dependencies in agent/lib."""
+    if not lay.fixed:
+        return binary, None, None
+    if not adapter.needs_binary:
+        layout.loop_library(agent_dir / "lib")
+        return binary, layout.sandbox_python()[0], lay.visible(agent_dir / "lib")
+    if binary is None or (root := layout.cli_root(binary)) is None:
+        return binary, None, None
+    layout.mirror(root, agent_dir / "cli")
+    named = Path(os.path.abspath(binary))
+    rel = named.relative_to(root) if named.is_relative_to(root) else named.resolve().relative_to(root)
+    return lay.visible(agent_dir / "cli" / rel), None, None
 
 
 def resolve_binary(adapter: Adapter, explicit: str | None, root: Path) -> str | None:

@@ -6,13 +6,13 @@ repository, and outlive an interrupted run. Three levels, the strongest the plat
 recorded in every bundle's meta (`isolation`) so the release profile can refuse weak evidence:
 
 * `bwrap` (bubblewrap): its own PID namespace with a fresh /proc (no runner process is visible),
-  a new session, the whole filesystem read-only with the repository checkout, the runner's home
-  and every sandbox (with the recorder's store) hidden under empty tmpfs mounts, a private /tmp,
-  only this sandbox's work/home/tmp writable, and re-exposed read-only only what the agent process
-  needs to run: the Python prefixes, the skill_eval package (the in-process loop adapters run
-  `skill_eval.harness.adapters.agent_loop`), the schemas it validates a model script with, and the agent
-  CLI install dir. The network is shared (adapters talk to loopback model servers).
-  `--die-with-parent` ends the namespace when the runner dies, even by SIGKILL.
+  a new session, and a root built from nothing: the system directories (/usr, /etc, ...) read-only
+  at their own paths, and the sandbox at fixed paths (runner/layout.py: /work, /home/agent, /tmp,
+  /run/skill-eval/...). The repository, the runner's home, the sandbox parent and the recorder's
+  store are not mounted at all, so neither a mount point, the environment nor a command line
+  names them. The network is shared (adapters talk to the runner's loopback servers: scripted
+  models and the credential proxy). `--die-with-parent` ends the namespace when the runner dies,
+  even by SIGKILL.
 * `uid`: as root without bubblewrap, the agent runs as an unprivileged uid (setpriv), so the
   runner's /proc, the store and the repository are protected by permissions only.
 * `none`: unisolated (still killed with the runner through PR_SET_PDEATHSIG where setpriv exists).
@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skill_eval.core.vocab import IsolationLevel
+from skill_eval.harness.runner import layout
+from skill_eval.harness.runner.layout import Layout
 
 LEVELS: tuple[IsolationLevel, ...] = ("bwrap", "uid", "none")
 ISOLATION_ENV = "SKILL_EVAL_ISOLATION"  # force a weaker level (tests, debugging); never a stronger one
@@ -90,13 +92,22 @@ def checkout_of(path: Path) -> Path | None:
 
 
 @dataclass(frozen=True)
-class View:
-    """What the agent sees: writable trees, read-only trees, and trees hidden under empty tmpfs."""
+class Bind:
+    """One tree the sandbox shows: the host path `src` at `dest` (the same path unless fixed)."""
 
-    writable: tuple[Path, ...]
-    readonly: tuple[Path, ...]
+    src: Path
+    dest: str
+    writable: bool = False
+
+
+@dataclass(frozen=True)
+class View:
+    """What a bwrap sandbox sees: the system directories, then `binds` in order; `hidden` trees are
+    covered by an empty tmpfs where a system directory would otherwise show them."""
+
+    binds: tuple[Bind, ...]
     hidden: tuple[Path, ...]
-    cwd: Path
+    cwd: str
 
 
 def hidden_roots(repo_root: Path, sandbox_parent: Path) -> list[Path]:
@@ -109,58 +120,68 @@ def hidden_roots(repo_root: Path, sandbox_parent: Path) -> list[Path]:
     return sorted(hidden)
 
 
-def agent_view(repo_root: Path, sandbox_parent: Path, *, writable: Sequence[Path], readonly: Sequence[Path],
-               cwd: Path, extra_exposed: Iterable[Path] = ()) -> View:
-    """The bwrap view for one run: hide the repository, the package checkout, the runner's home and
-    all sandboxes; re-expose read-only what the agent process needs (see the module docstring)."""
-    package = Path(__file__).resolve().parents[2]  # .../skill_eval
-    hidden = hidden_roots(repo_root, sandbox_parent)
-    exposed = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), package,
-               *(Path(os.path.abspath(p)) for p in extra_exposed)}  # as named: the agent's argv uses these paths
-    if (co := checkout_of(package)) is not None and (co / "schemas").is_dir():
-        exposed.add(co / "schemas")  # skill_eval.core.schemas falls back to the source tree's schemas/
-    return View(tuple(Path(p) for p in writable), tuple(sorted(exposed)) + tuple(Path(p) for p in readonly),
-                tuple(sorted(hidden)), Path(cwd))
+def agent_view(repo_root: Path, sandbox_parent: Path, lay: Layout, *, python_prefix: Path | None = None) -> View:
+    """The agent's bwrap view: the fixed layout (runner/layout.py) over the system directories.
+
+    Nothing of the repository, the runner's home or the sandbox parent is bound; a hidden tree
+    that a system directory contains (a repository under /opt, say) is covered by a tmpfs."""
+    binds = [Bind(lay.work, layout.WORK, True), Bind(lay.home, layout.HOME, True), Bind(lay.tmp, layout.TMP, True),
+             Bind(lay.bin, layout.BIN), Bind(lay.sock, layout.SOCK), Bind(lay.agent, layout.AGENT)]
+    if python_prefix is not None:
+        binds.append(Bind(python_prefix, layout.PYTHON))
+    return View(tuple(binds), tuple(hidden_roots(repo_root, sandbox_parent)), layout.WORK)
 
 
-def _under(path: Path, roots: Iterable[Path]) -> bool:
-    return any(path == r or r in path.parents for r in roots)
+def _covers(outer: Path, inner: Path) -> bool:
+    return outer == inner or outer in inner.parents
 
 
 def bwrap_argv(view: View, *, network: bool = True) -> list[str]:
+    """The system directories read-only at their own paths, /proc, /dev, a private /tmp, the hidden
+    trees covered, the view's binds, and a read-only root: no path of the host appears as a mount
+    point unless a bind names it."""
     exe = shutil.which("bwrap") or "bwrap"
     # --cap-drop ALL: run as root, bwrap would keep every capability, and a process inside could
     # `umount` the tmpfs hiding the repository or `mount -o remount,rw /` (tests/harness/test_tool_jail.py).
     argv = [exe, "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc",
-            "--unshare-uts", *([] if network else ["--unshare-net"]),
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]  # noqa: S108 - a private /tmp
-    for h in view.hidden:
-        if h.is_dir() and h != Path("/"):
-            argv += ["--tmpfs", str(h)]
-    hidden = [*view.hidden, Path("/tmp")]  # noqa: S108
-    for e in view.readonly:
-        # re-expose only what a hidden tree covers (and never a tree that contains a hidden one)
-        if e.exists() and _under(e, hidden) and not any(h != e and e in h.parents for h in view.hidden):
-            argv += ["--ro-bind", str(e), str(e)]
-    for w in view.writable:
-        argv += ["--bind", str(w), str(w)]
-    return [*argv, "--chdir", str(view.cwd), "--"]
+            "--unshare-uts", *([] if network else ["--unshare-net"])]
+    tops = []
+    for name in layout.SYSTEM_TOPS:
+        top = Path("/") / name
+        if top.is_symlink():
+            argv += ["--symlink", os.readlink(top), str(top)]
+        elif top.is_dir():
+            argv += ["--ro-bind", str(top), str(top)]
+            tops.append(top.resolve())
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    if not any(b.dest == layout.TMP for b in view.binds):
+        argv += ["--tmpfs", layout.TMP]
+    # path-named Unix sockets of other runs or of the host, and trees a system directory contains
+    cover = {*view.hidden, *(Path(p) for p in ("/var/tmp", "/var/run", "/var/lib/skill-eval"))}  # noqa: S108 - hidden
+    for h in sorted(cover):
+        real = h.resolve() if h.exists() else h
+        if h.is_dir() and not h.is_symlink() and any(_covers(t, real) for t in tops):
+            argv += ["--tmpfs", str(real)]
+    for b in view.binds:
+        if b.src.exists():
+            argv += ["--bind" if b.writable else "--ro-bind", str(b.src), b.dest]
+    return [*argv, "--remount-ro", "/", "--chdir", view.cwd, "--"]
 
 
 @dataclass(frozen=True)
 class ToolJail:
-    """Where the runner's own tool processes run: the subject behind the recorder, seed/setup/action
-    commands and the git digests of facts.json.
+    """Where the runner's own tool processes run: seed/setup/action commands and the git digests
+    of facts.json (the subject's calls run in `subject_view`'s jail, on their own snapshot).
 
     They run outside the agent's sandbox on trees the agent wrote, so everything they read is the
     adversary's: a `.git/config` or `~/.gitconfig` naming a `core.fsmonitor` hook, a clean filter or
     a pager, a tool config naming a template. Run as the runner, any of those would execute the
     agent's code outside its sandbox, where it could rewrite the record store. In the jail (bwrap,
-    no network) the whole filesystem is read-only, the repository, the runner's home and every
-    sandbox (record stores included) are hidden, and only the work tree, the sandbox home/tmp and a
-    call's own output directory are writable: a planted hook runs, but with no more reach than the
-    agent had. Without bubblewrap (isolation uid/none) the prefix is empty; those levels already
-    make the bundle unisolated evidence (never a release pass).
+    no network) only the system directories, the tools' installations (read-only) and the sandbox's
+    work/home/tmp (writable, at their host paths) are there: the repository, the runner's home and
+    every other sandbox (record stores included) are simply absent, so a planted hook runs with no
+    more reach than the agent had. Without bubblewrap (isolation uid/none) the prefix is empty;
+    those levels already make the bundle unisolated evidence (never a release pass).
     """
 
     view: View | None
@@ -168,38 +189,80 @@ class ToolJail:
     def argv(self, cwd: Path | str, extra_writable: Iterable[Path | str] = ()) -> list[str]:
         if self.view is None:
             return []
-        writable = (*self.view.writable, *(Path(p) for p in extra_writable))
-        return bwrap_argv(View(writable, self.view.readonly, self.view.hidden, Path(cwd)), network=False)
+        binds = (*self.view.binds, *(Bind(Path(p), str(p), True) for p in extra_writable))
+        return bwrap_argv(View(binds, self.view.hidden, str(cwd)), network=False)
+
+
+def _tool_binds(readonly: Iterable[Path]) -> list[Bind]:
+    """The Python prefixes, the skill_eval package and the tools' installations, read-only at their paths."""
+    package = Path(__file__).resolve().parents[2]
+    exposed = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), package, *(Path(p) for p in readonly)}
+    return [Bind(p, str(p)) for p in sorted(exposed) if not layout.system_path(p)]
 
 
 def tool_jail(level_name: str, hidden: Sequence[Path], writable: Sequence[Path],
               readonly: Iterable[Path] = ()) -> ToolJail:
     """The jail for one sandbox's runner-side tools (see ToolJail); empty below the bwrap level.
 
-    readonly: trees the tools need that a hidden tree may cover (the subject's installation)."""
+    readonly: trees the tools need (the subject's installation); an installation that is (or
+    contains) a hidden tree is not bound: it would re-expose what the jail hides."""
     if level_name != "bwrap":
         return ToolJail(None)
-    package = Path(__file__).resolve().parents[2]
-    hidden_all = {Path(h) for h in hidden}
-    # path-named Unix sockets survive --unshare-net: other runs' or the host's, under /run and /var/tmp
-    hidden_all.update(p for p in (Path("/run"), Path("/var/run"), Path("/var/tmp")) if p.is_dir() and not p.is_symlink())  # noqa: S108 - hidden, not used
-    # an installation that is (or contains) a hidden root would re-expose it: only the Python prefixes then
-    tools = {Path(p) for p in readonly if not any(h == Path(p) or Path(p) in h.parents for h in hidden_all)}
-    exposed = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), package, *tools}
-    return ToolJail(View(tuple(Path(w) for w in writable), tuple(sorted(exposed)),
-                         tuple(sorted(hidden_all)), Path("/")))
+    tools = [Path(p) for p in readonly if not any(_covers(Path(p), Path(h)) for h in hidden)]
+    binds = [*_tool_binds(tools), *(Bind(Path(w), str(w), True) for w in writable)]
+    return ToolJail(View(tuple(binds), tuple(Path(h) for h in hidden), "/"))
 
 
-def wrap(level_name: str, argv: Sequence[str], view: View | None) -> list[str]:
-    """argv prefixed so the agent runs at `level_name` (and dies with the runner)."""
+def subject_jail(level_name: str, hidden: Sequence[Path], readonly: Iterable[Path], snapshot: Path,
+                 writable: Sequence[Path]) -> ToolJail:
+    """The jail of one subject call: its operands' read-only snapshot, its own state and output
+    directories writable, nothing else of any sandbox (all at their host paths: the fixed /work
+    may be where the host keeps the subject's installation). Empty below the bwrap level."""
+    if level_name != "bwrap":
+        return ToolJail(None)
+    tools = [Path(p) for p in readonly if not any(_covers(Path(p), Path(h)) for h in hidden)]
+    binds = [*_tool_binds(tools), Bind(snapshot, str(snapshot)), *(Bind(Path(w), str(w), True) for w in writable)]
+    return ToolJail(View(tuple(binds), tuple(Path(h) for h in hidden), str(snapshot)))
+
+
+@dataclass
+class Command:
+    """An agent's argv at its isolation level, and the descriptors it must inherit (pass_fds)."""
+
+    argv: list[str]
+    fds: tuple[int, ...] = ()
+
+    def close(self) -> None:
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.fds = ()
+
+
+def _args_fd(options: Sequence[str]) -> int:
+    """bwrap's options in a memfd for `--args FD`: inside the sandbox, PID 1 is bwrap itself, and its
+    command line (the bind sources: host paths) would be in /proc/1/cmdline for the agent to read."""
+    fd = os.memfd_create("skill-eval-bwrap-args", os.MFD_CLOEXEC)
+    data = b"".join(os.fsencode(o) + b"\0" for o in options)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def wrap(level_name: str, argv: Sequence[str], view: View | None) -> Command:
+    """argv prefixed so the agent runs at `level_name` (and dies with the runner); close() after spawning."""
     setpriv = shutil.which("setpriv")
     if level_name == "bwrap":
         assert view is not None
-        return [*bwrap_argv(view), *argv]
+        full = bwrap_argv(view)
+        fd = _args_fd(full[1:-1])  # everything between the program and the final `--`
+        return Command([full[0], "--args", str(fd), "--", *argv], (fd,))
     if level_name == "uid":
-        return [setpriv or "setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--clear-groups",
-                "--inh-caps=-all", "--bounding-set=-all", "--pdeathsig=KILL", "--", *argv]
-    return [setpriv, "--pdeathsig=KILL", "--", *argv] if setpriv else list(argv)
+        return Command([setpriv or "setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--clear-groups",
+                        "--inh-caps=-all", "--bounding-set=-all", "--pdeathsig=KILL", "--", *argv])
+    return Command([setpriv, "--pdeathsig=KILL", "--", *argv] if setpriv else list(argv))
 
 
 def _world_executable(path: str) -> bool:
@@ -212,7 +275,11 @@ def _world_executable(path: str) -> bool:
 
 
 def client_python(level_name: str) -> str:
-    """The interpreter of the shim client: this one, unless a separate-uid agent could not run it."""
+    """The interpreter of the shim client as the agent names it: at the bwrap level the sandbox's
+    (runner/layout.py: no venv or pyenv path of the host); else this one, unless a separate-uid
+    agent could not run it."""
+    if level_name == "bwrap":
+        return layout.sandbox_python()[0]
     if level_name != "uid" or _world_executable(sys.executable):
         return sys.executable
     for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
@@ -237,6 +304,7 @@ def prepare_tree(level_name: str, writable: Iterable[Path]) -> None:
                 with contextlib.suppress(OSError):
                     os.lchown(os.path.join(dirpath, name), AGENT_UID, AGENT_UID)
         os.chown(top, AGENT_UID, AGENT_UID)
+        os.chmod(top, 0o700)  # the agent's, and nobody else's (the parent is traversable for it)
 
 
 def register(pgid: int) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from skill_eval.harness.adapters.base import NormalizedRun
+from skill_eval.harness.runner import layout
 
 # find_local_paths reads committed bundles for the `pr` check, never a run's inputs
 # (tests/harness/test_input_accessor.py)
@@ -55,7 +56,8 @@ def _mangled(path: str) -> str:
 class PathScrubber:
     """Replaces the absolute paths of one sandbox by placeholders and counts the replacements."""
 
-    def __init__(self, prefixes: Mapping[str | os.PathLike[str], str]):
+    def __init__(self, prefixes: Mapping[str | os.PathLike[str], str],
+                 fixed: Mapping[str, str] | None = None):
         variants: dict[str, str] = {}
         for path, placeholder in prefixes.items():
             text = os.fspath(path).rstrip("/")
@@ -64,6 +66,10 @@ class PathScrubber:
             for variant in {text, os.path.realpath(text)}:
                 variants[re.escape(variant) + _BOUNDARY] = placeholder
                 variants[re.escape(_mangled(variant))] = placeholder
+        # the sandbox's fixed paths (runner/layout.py): as written only, at a path start, since their
+        # mangled forms ("-work") are ordinary words
+        for text, placeholder in (fixed or {}).items():
+            variants[r"(?<![A-Za-z0-9_.~<>-])" + re.escape(text) + _BOUNDARY] = placeholder
         # longest first, so <home> and <work> win over the <sandbox> that contains them
         ordered = sorted(variants, key=lambda p: (-len(p), p))
         self._placeholders = [variants[p] for p in ordered]
@@ -72,8 +78,10 @@ class PathScrubber:
         self.counts: dict[str, int] = {}
 
     @classmethod
-    def for_sandbox(cls, root: Path, work: Path, home: Path) -> PathScrubber:
-        return cls({home: HOME, work: WORK, root: SANDBOX})
+    def for_sandbox(cls, root: Path, work: Path, home: Path, *, fixed: bool = False) -> PathScrubber:
+        """The sandbox's host paths; with `fixed`, also the paths the agent saw them by (/work, /home/agent)."""
+        return cls({home: HOME, work: WORK, root: SANDBOX},
+                    {layout.HOME: HOME, layout.WORK: WORK} if fixed else None)
 
     def _count(self, placeholder: str) -> str:
         self.counts[placeholder] = self.counts.get(placeholder, 0) + 1

@@ -18,7 +18,6 @@ incomplete (runner/execute.py).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import select
 import signal
@@ -34,22 +33,25 @@ from typing import Any
 from skill_eval.core.formats import FORMATS
 from skill_eval.core.vocab import CallStatus
 from skill_eval.harness import shim
+from skill_eval.harness.runner import fdtree
 from skill_eval.harness.runner import outputs as out_mod
 from skill_eval.harness.runner.client import CLIENT_MARKER
 from skill_eval.harness.runner.outputs import OutputOptions, OutputRequest
 from skill_eval.harness.runner.tee import Stream
 
 # Functions that touch files directly: the recorder's own store and the sandbox tree it digests.
-FILE_IO_HELPERS = ("_write_atomic", "_digest_file", "_read_head", "_dir_fd")
+FILE_IO_HELPERS = ("_write_atomic", "_read_head", "_dir_fd", "_open_root", "_discard_snapshot", "_links_in")
 OUTSIDE = "<outside-sandbox>"
-INPUT_TREE_DOMAIN = "skill-eval-input-tree-v1"
 EXIT_REFUSED = 2  # a refused call (cwd or output outside the sandbox); collides with abicheck's API_BREAK
 EXIT_NOT_FOUND, EXIT_NOT_EXECUTABLE = 127, 126
 PIPE_SIZE = 1 << 20
 MAX_REQUEST = 1 << 22
 REQUEST_TIMEOUT = 10.0
-# the agent's variables the subject may see (everything else comes from the runner's base env)
+# the agent's variables the subject may always see (locale and terminal); a subject profile adds
+# its own by name (`[subject] env`), never by prefix: everything else comes from the runner
 FORWARDED_ENV = ("LANG", "LANGUAGE", "TZ", "COLUMNS", "LINES", "NO_COLOR", "TERM", "FORCE_COLOR")
+STATE_DIRS = {"HOME": "home", "XDG_CACHE_HOME": "home/.cache", "XDG_CONFIG_HOME": "home/.config",
+              "XDG_DATA_HOME": "home/.local/share", "XDG_STATE_HOME": "home/.local/state", "TMPDIR": "tmp"}
 
 
 class Refused(Exception):
@@ -78,31 +80,36 @@ def _dir_fd(path: str) -> int:
     return os.open(path, os.O_PATH | os.O_DIRECTORY)
 
 
-def _digest_file(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
+def _open_root(path: str) -> int:
+    """A descriptor of the work root: every operand and output is reached beneath it (runner/fdtree.py)."""
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
 
 
-def _digest_tree(root: str) -> str:
-    """T(skill-eval-input-tree-v1): sorted (relpath, kind, digest) of every entry, links as their text."""
-    h = hashlib.sha256(INPUT_TREE_DOMAIN.encode() + b"\0")
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in sorted(filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]):
-            full = os.path.join(dirpath, name)
-            rel = os.path.relpath(full, root).encode("utf-8", "surrogateescape")
-            if os.path.islink(full):
-                kind, digest = b"l", hashlib.sha256(os.fsencode(os.readlink(full))).hexdigest()
-            elif os.path.isfile(full):
-                kind = b"x" if os.access(full, os.X_OK) else b"f"
-                digest = _digest_file(full)
-            else:
-                continue
-            h.update(rel + b"\0" + kind + b"\0" + digest.encode() + b"\0")
-    return h.hexdigest()
+def _discard_snapshot(path: str) -> None:
+    """Remove a call's read-only snapshot (by descriptor, never following a link in it)."""
+    if os.path.lexists(path):
+        fdtree.discard(path)
+
+
+def _links_in(path: str) -> list[str]:
+    """Symbolic links in a snapshot (runner-private): a link the subject would follow could name a
+    file outside the snapshot, whose bytes no digest covers."""
+    if os.path.islink(path):
+        return [path]
+    found = []
+    for dirpath, dirnames, filenames in os.walk(path):
+        found += [os.path.join(dirpath, n) for n in [*dirnames, *filenames] if os.path.islink(os.path.join(dirpath, n))]
+    return found
+
+
+def _map_token(token: str, old: str, new: str) -> str:
+    """`token` (an operand, or OPT=VALUE / FMT=VALUE) with a leading `old` root replaced by `new`."""
+    if old == new:
+        return token
+    head, sep, value = token.rpartition("=") if "=" in token and not token.startswith(old) else ("", "", token)
+    if value == old or value.startswith(old + "/"):
+        return head + sep + new + value[len(old):]
+    return token
 
 
 def inside(path: str, root: str) -> bool:
@@ -132,19 +139,22 @@ def _pipe() -> tuple[int, int]:
 class Recorder:
     """Serves one run's shim clients; `calls()` are the records, `failures` any recording failure.
 
-    store: a runner-private directory (captured streams and snapshots, calls/N.json); it must not
-    be visible inside the sandbox. sandbox_root: the work tree (cwd and outputs must stay inside).
-    env: the base environment of the subject. prefix: argv put before the tool (e.g. setpriv
-    --pdeathsig, so a runner killed with SIGKILL takes its subjects along). deny: trees the agent
-    must not read (repository, store, runner home): an operand naming a path there is refused, since
-    the tool runs outside the agent's view and would read it for the agent. jail: the tool jail
-    (isolation.ToolJail.argv), so what the agent planted for the tool (configs, git hooks) runs with
-    no more reach than the agent.
+    store: a runner-private directory (captured streams and snapshots, calls/N.json, the subject's
+    own state); it must not be visible inside the sandbox. sandbox_root: the work tree on the host
+    (cwd and outputs must stay inside). seen_root: the path under which the agent sees it (/work
+    at the bwrap level, runner/layout.py; the host path below it). env: the base environment of
+    the subject (its HOME/XDG/TMP are replaced by fresh directories in the store). prefix: argv
+    put before the tool (e.g. setpriv --pdeathsig, so a runner killed with SIGKILL takes its
+    subjects along). deny: trees the agent must not read (repository, store, runner home): an
+    operand naming a path there is refused, since the tool runs outside the agent's view and
+    would read it for the agent. jail: (snapshot, cwd, writable dirs) -> argv prefix of the
+    subject's jail (isolation.subject_jail: the call's read-only snapshot of its operands, its own
+    state and output directories, nothing else of any sandbox); None: no jail (levels uid/none).
     """
 
     def __init__(self, store: Path, profile: Any, real: Path, sandbox_root: Path, *, env: Mapping[str, str],
-                 prefix: Sequence[str] = (), deny: Sequence[Path] = (),
-                 jail: Callable[[str, list[str]], list[str]] | None = None):
+                 prefix: Sequence[str] = (), deny: Sequence[Path] = (), seen_root: str | None = None,
+                 jail: Callable[[Path, str, list[str]], list[str]] | None = None):
         real_s = os.fspath(real)
         if not os.path.isabs(real_s):
             raise ValueError(f"real tool path {real_s} must be absolute")
@@ -156,12 +166,16 @@ class Recorder:
         self.subject = getattr(profile, "name", os.path.basename(real_s))
         self.options = OutputOptions.of(profile)
         self.root = os.path.realpath(sandbox_root)
-        self.env, self.prefix = dict(env), list(prefix)
+        self.seen_root = (seen_root or self.root).rstrip("/") or "/"
+        self.prefix = list(prefix)
         self.deny = [os.path.realpath(d) for d in deny]
-        self.jail = jail  # (cwd, writable output dirs) -> argv prefix: isolation.ToolJail.argv
-        self.env_prefix = self.subject.upper().replace("-", "_") + "_"
-        for d in ("calls", "captured"):
+        self.jail = jail
+        self.allowed_env = frozenset(FORWARDED_ENV) | frozenset(getattr(profile, "env", ()) or ())
+        for d in ("calls", "captured", "snap", *(f"subject/{v}" for v in STATE_DIRS.values())):
             os.makedirs(os.path.join(self.store, d), exist_ok=True)
+        # the subject's own state: fresh, in the runner's store, never writable (or readable) by the agent
+        self.state = os.path.join(self.store, "subject")
+        self.env = {**env, **{k: os.path.join(self.state, v) for k, v in STATE_DIRS.items()}}
         self.records: dict[int, dict[str, Any]] = {}
         self.failures: list[str] = []
         self._lock = threading.Lock()
@@ -258,36 +272,56 @@ class Recorder:
                 "substitutions": {"stdout": 0, "stderr": 0}, "inputs": []}
             self.records[number] = rec
         requests: list[OutputRequest] = []
+        snap = os.path.join(self.store, "snap", str(number))
+        root_fd = -1
         try:
             try:
-                requests = self._check(argv, cwd, number)
-                rec["inputs"] = self._inputs(argv, cwd, {o.arg_index for o in requests})
+                root_fd = _open_root(self.root)
+                rel_cwd = self._cwd(cwd, root_fd)
+                host_argv = [argv[0], *(_map_token(a, self.seen_root, self.root) for a in argv[1:])]
+                host_cwd = os.path.normpath(os.path.join(self.root, rel_cwd))
+                requests = self._check(host_argv, host_cwd, number)
+                rec["inputs"] = self._inputs(host_argv, host_cwd, {o.arg_index for o in requests}, root_fd, snap)
                 rec["outputs"] = [out_mod.entry(o) for o in requests]
             except Refused as exc:
                 _say(stderr, str(exc))
-                self._finish(rec, t0, requests, "spawn_failed")
+                self._finish(rec, t0, requests, "spawn_failed", root_fd)
                 return b"X%d\n" % EXIT_REFUSED
-            return self._run(rec, argv, cwd, environ, requests, (stdin, stdout, stderr), t0, control)
+            return self._run(rec, argv, rel_cwd, environ, requests, (stdin, stdout, stderr), t0, control, snap, root_fd)
         except Exception as exc:  # noqa: BLE001 - any recording failure is an infra error, never the tool's status
             why = f"recording of call {number} failed: {type(exc).__name__}: {exc}"
             rec["status"] = "record_failed"
             for entry in rec["inputs"]:
-                entry.pop("_abs", None)
+                entry.pop("_rel", None)
             rec["finished_at"], rec["duration_ms"] = _now(), int((time.monotonic() - t0) * 1000)
             with self._lock:
                 self.failures.append(why)
             return b"E" + why.encode("utf-8", "replace").replace(b"\n", b" ") + b"\n"
+        finally:
+            if root_fd >= 0:
+                os.close(root_fd)
+            _discard_snapshot(snap)
 
     def _rel(self, cwd: str) -> str:
-        real = os.path.realpath(cwd)
-        if not inside(real, self.root):
+        norm = os.path.normpath(cwd) if os.path.isabs(cwd) else None
+        if norm is None or not (norm == self.seen_root or norm.startswith(self.seen_root.rstrip("/") + "/")):
             return OUTSIDE
-        rel = os.path.relpath(real, self.root).replace(os.sep, "/")
+        rel = os.path.relpath(norm, self.seen_root).replace(os.sep, "/")
         return "." if rel == os.curdir else rel
 
-    def _check(self, argv: list[str], cwd: str, number: int) -> list[OutputRequest]:
-        if not os.path.isabs(cwd) or not inside(cwd, self.root) or not os.path.isdir(cwd):
+    def _cwd(self, cwd: str, root_fd: int) -> str:
+        """The working directory relative to the work root, reached beneath it with no link on the way."""
+        rel = self._rel(cwd)
+        if rel == OUTSIDE:
             raise Refused(f"the working directory {cwd} is outside the sandbox work tree; refusing to run")
+        try:
+            os.close(fdtree.open_beneath(root_fd, rel, directory=True))
+        except (fdtree.Unsafe, OSError):
+            raise Refused(f"the working directory {cwd} is not a directory of the work tree reachable without a "
+                          "symbolic link; refusing to run") from None
+        return rel
+
+    def _check(self, argv: list[str], cwd: str, number: int) -> list[OutputRequest]:
         requests = out_mod.parse_outputs(argv, self.options, cwd)
         out_mod.plan_outputs(requests, self.store, number, cwd)
         for o in requests:
@@ -300,9 +334,11 @@ class Recorder:
                               "refusing to run")
         return requests
 
-    def _inputs(self, argv: list[str], cwd: str, skip: set[int]) -> list[dict[str, Any]]:
-        """Every operand (or --opt=VALUE, or @LIST) naming an existing path: digested now, checked after the call."""
-        found = []
+    def _inputs(self, argv: list[str], cwd: str, skip: set[int], root_fd: int, snap: str) -> list[dict[str, Any]]:
+        """Every operand (or --opt=VALUE, or @LIST) naming an existing path: copied once, through
+        descriptors, into the call's snapshot (the subject reads only the snapshot), digested as copied."""
+        found: dict[int, dict[str, Any]] = {}
+        inner: list[tuple[int, str, str]] = []
         for i, arg in enumerate(argv[1:], start=1):
             if i in skip or arg == "-":
                 continue
@@ -311,44 +347,70 @@ class Recorder:
                 continue
             if value.startswith("@") and len(value) > 1 and not os.path.lexists(os.path.join(cwd, value)):
                 value = value[1:]  # `@FILE`: a list file the tool reads (graders.artifacts.norm reads it so too)
-            path = os.path.join(cwd, value)
+            path = os.path.normpath(os.path.join(cwd, value))
+            if path == self.root or path.startswith(self.root + os.sep):
+                inner.append((i, value, os.path.relpath(path, self.root).replace(os.sep, "/")))
+                continue
             if not os.path.lexists(path):
                 if "/" in value:
-                    found.append({"arg": i, "path": value, "kind": "missing", "sha256": None, "stable": True})
+                    found[i] = {"arg": i, "path": value, "kind": "missing", "sha256": None, "stable": True}
                 continue
-            if not inside(path, self.root):
-                if any(inside(path, d) for d in self.deny):
-                    raise Refused(f"operand {value} names a path the agent may not read; refusing to run")
-                found.append({"arg": i, "path": OUTSIDE, "kind": "dir" if os.path.isdir(path) else "file",
-                              "sha256": None, "stable": False, "_abs": None})
+            if any(inside(path, d) for d in self.deny):
+                raise Refused(f"operand {value} names a path the agent may not read; refusing to run")
+            found[i] = {"arg": i, "path": OUTSIDE, "kind": "dir" if os.path.isdir(path) else "file",
+                        "sha256": None, "stable": False}
+        copied: list[str] = []  # operands copied whole; one inside them is digested from its copy
+        for i, value, rel in sorted(inner, key=lambda t: (t[2] != ".", t[2].count("/"), t[2])):
+            dest = snap if rel == "." else os.path.join(snap, rel)
+            try:
+                if any(c == "." or rel == c or rel.startswith(c + "/") for c in copied):
+                    kind, digest = fdtree.digest_path(dest)
+                else:
+                    if rel != ".":
+                        os.makedirs(os.path.dirname(dest), exist_ok=True)
+                    got = fdtree.snapshot(root_fd, rel, dest)
+                    kind, digest = got.kind, got.sha256
+                    copied.append(rel)
+                    if links := _links_in(dest):
+                        where = os.path.relpath(links[0], snap)
+                        raise Refused(f"operand {value} holds a symbolic link ({where}); the subject reads only regular "
+                                      "files and directories of the work tree; refusing to run")
+            except (FileNotFoundError, NotADirectoryError):
+                if "/" in value:
+                    found[i] = {"arg": i, "path": value, "kind": "missing", "sha256": None, "stable": True}
                 continue
-            real = os.path.realpath(path)
-            rel = os.path.relpath(real, self.root).replace(os.sep, "/")
-            kind = "dir" if os.path.isdir(real) else "file"
-            found.append({"arg": i, "path": rel, "kind": kind, "sha256": _input_digest(real, kind),
-                          "stable": True, "_abs": real})
-        return found
+            except fdtree.Unsafe as exc:
+                raise Refused(f"operand {value} cannot be read safely ({exc}); refusing to run") from None
+            found[i] = {"arg": i, "path": rel, "kind": kind, "sha256": digest, "stable": True, "_rel": rel}
+        return [found[i] for i in sorted(found)]
 
-    def _run(self, rec: dict[str, Any], argv: list[str], cwd: str, environ: Mapping[str, str],
+    def _run(self, rec: dict[str, Any], argv: list[str], rel_cwd: str, environ: Mapping[str, str],
              requests: list[OutputRequest], fds: tuple[int, int, int], t0: float,
-             control: socket.socket | None) -> bytes:
+             control: socket.socket | None, snap: str, root_fd: int) -> bytes:
         number = rec["call"]
         for o in requests:
             if o.private is not None:
                 os.makedirs(o.private if o.kind == "dir" else os.path.dirname(o.private), exist_ok=True)
-        env = {**self.env, **{k: v for k, v in environ.items()
-                              if k in FORWARDED_ENV or k.startswith(("LC_", self.env_prefix))}}
+        env = {**self.env, **{k: v for k, v in environ.items() if k in self.allowed_env}}
+        with contextlib.suppress(OSError):  # inside a read-only copied operand it exists already, or never will
+            os.makedirs(os.path.join(snap, rel_cwd), exist_ok=True)
+        writable = [o.private if o.kind == "dir" else os.path.dirname(o.private) for o in requests if o.private is not None]
+        # The subject runs on the snapshot's host path: the operands the agent named under its work
+        # root point into the snapshot, and the snapshot's path reads as the agent's in the streams.
+        child_argv = [argv[0], *(_map_token(a, self.seen_root, snap) for a in argv[1:])]
+        run_cwd = os.path.join(snap, rel_cwd)
+        mapping = {os.fsencode(snap): os.fsencode(self.seen_root)}
+        prefix = self.jail(Path(snap), run_cwd, [*writable, self.state]) if self.jail is not None else []
         (out_r, out_w), (err_r, err_w) = _pipe(), _pipe()
         try:
-            jail = self.jail(cwd, [o.private if o.kind == "dir" else os.path.dirname(o.private)
-                                   for o in requests if o.private is not None]) if self.jail else []
-            child = subprocess.Popen([*jail, *self.prefix, self.real, *out_mod.rewrite_argv(argv, requests)[1:]], cwd=cwd,
-                                     env=env, stdin=fds[0], stdout=out_w, stderr=err_w, start_new_session=True)
+            child = subprocess.Popen([*prefix, *self.prefix, self.real, *out_mod.rewrite_argv(child_argv, requests)[1:]],
+                                     cwd=run_cwd, env=env, stdin=fds[0], stdout=out_w, stderr=err_w,
+                                     start_new_session=True)
         except OSError as exc:
             os.close(out_r)
             os.close(err_r)
             _say(fds[2], f"cannot run {argv[0]}: {exc.strerror}")
-            self._finish(rec, t0, requests, "spawn_failed")
+            self._finish(rec, t0, requests, "spawn_failed", root_fd)
             return b"X%d\n" % (EXIT_NOT_FOUND if isinstance(exc, FileNotFoundError) else EXIT_NOT_EXECUTABLE)
         finally:
             os.close(out_w)
@@ -356,7 +418,7 @@ class Recorder:
         with self._lock:
             self._children[number] = child
         cap = os.path.join(self.store, "captured", str(number))
-        mapping = out_mod.substitution_map(requests)
+        mapping = {**mapping, **out_mod.substitution_map(requests)}
         streams: list[Stream] = []
         try:
             streams.append(Stream(out_r, fds[1], cap + ".out", mapping))  # each Stream owns its pipe from here
@@ -382,20 +444,24 @@ class Recorder:
         rec["stdout"], rec["stderr"] = _results(streams, f"captured/{number}")
         rec["substitutions"] = {"stdout": streams[0].subst.count, "stderr": streams[1].subst.count}
         rec["outputs"] = out_mod.collect_outputs(requests, signum is not None, self.root)
-        self._finish(rec, t0, None, "complete")
+        self._finish(rec, t0, None, "complete", root_fd)
         return b"X%d\n" % rec["exit_code"]
 
-    def _finish(self, rec: dict[str, Any], t0: float, requests: list[OutputRequest] | None, status: CallStatus) -> None:
-        """Final input digests, timing, and the record written to the store (atomically)."""
+    def _finish(self, rec: dict[str, Any], t0: float, requests: list[OutputRequest] | None, status: CallStatus,
+                root_fd: int = -1) -> None:
+        """Final input digests, timing, and the record written to the store (atomically).
+
+        `stable`: the live operand still holds the bytes the subject read (its snapshot), read again
+        beneath the work root; informational since the subject never read the live tree."""
         if requests is not None:  # the tool never ran
             out_mod.discard_private(requests)
             rec["outputs"] = [out_mod.entry(o) for o in requests]
         for entry in rec["inputs"]:
-            real = entry.pop("_abs", None)
-            if real is not None:
+            rel = entry.pop("_rel", None)
+            if rel is not None:
                 try:
-                    entry["stable"] = entry["sha256"] == _input_digest(real, entry["kind"])
-                except OSError:
+                    entry["stable"] = root_fd >= 0 and fdtree.digest(root_fd, rel) == (entry["kind"], entry["sha256"])
+                except (OSError, fdtree.Unsafe):
                     entry["stable"] = False
         snapdir = os.path.join(self.store, "captured", f"{rec['call']}.out.d")
         if os.path.isdir(snapdir) and not os.listdir(snapdir):
@@ -406,10 +472,6 @@ class Recorder:
         rec["status"] = status
         data = (json.dumps(rec, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
         _write_atomic(os.path.join(self.store, "calls", f"{rec['call']}.json"), data)
-
-
-def _input_digest(real: str, kind: str) -> str:
-    return _digest_tree(real) if kind == "dir" else _digest_file(real)
 
 
 def _results(streams: list[Stream], stem: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -30,11 +30,11 @@ removed on the next start (`discard_stale`), never mixed with other programs' te
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -48,6 +48,7 @@ from skill_eval.core.errors import InputError, SkillEvalError
 from skill_eval.core.formats import FORMATS
 from skill_eval.harness.runner import isolation
 from skill_eval.harness.runner.client import install_client
+from skill_eval.harness.runner.layout import Layout
 from skill_eval.harness.runner.recorder import Recorder
 from skill_eval.harness.runner.secrets import (  # noqa: F401 - re-exported: the secrets API moved to runner.secrets
     CREDENTIAL_PATTERNS,
@@ -269,6 +270,7 @@ class Sandbox:
     case: str | None = None  # the scenario id (= the sandbox name), recorded in facts.json
     seed_facts: dict[str, Any] | None = None  # what run_seed recorded (facts.json `seed`)
     jail: isolation.ToolJail = isolation.ToolJail(None)  # where the runner's own commands run (seed, setup, actions, git)
+    layout: Layout | None = None  # the agent's paths (fixed at the bwrap level) and the host paths behind them
 
     @property
     def work(self) -> Path:
@@ -322,10 +324,17 @@ class Sandbox:
         """
         parent = Path(parent)
         parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(OSError):
-            parent.chmod(0o711)  # traversable by a separate-uid agent, not listable
+        # Crash hygiene: nobody but the runner may enter the parent, so whatever a killed run leaves
+        # (raw streams, captures) is unreadable by other users at once; only a separate-uid agent
+        # (isolation level uid) needs to traverse it, never to list it.
+        mode = 0o711 if level == "uid" else 0o700
+        st = os.lstat(parent)
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            raise SandboxError(f"sandbox directory {parent} is a link or not this user's own directory; remove it "
+                               f"or set {isolation.SANDBOX_DIR_ENV} to a directory of your own")
+        parent.chmod(mode)
         root = Path(tempfile.mkdtemp(prefix=f"{isolation.SANDBOX_PREFIX}{os.getpid()}-", dir=parent)).resolve()
-        root.chmod(0o711)
+        root.chmod(mode)
         try:
             return cls._build(root, recorder, fixture, profile, real, setup, passthrough, base_path, timeout,
                               client_python, deny, seed, case, level)
@@ -353,17 +362,20 @@ class Sandbox:
                 mode = (source / rel).stat().st_mode
                 _write_file(work / rel, data, executable=bool(mode & 0o100))
         home = root / "home"
+        lay = Layout.of(root, fixed=level == "bwrap")
         dirs = {"HOME": home, "XDG_CACHE_HOME": home / ".cache", "XDG_CONFIG_HOME": home / ".config",
                 "XDG_DATA_HOME": home / ".local" / "share", "XDG_STATE_HOME": home / ".local" / "state",
                 "TMPDIR": root / "tmp"}
         for d in [*dirs.values(), root / "agent", root / "run", root / "bin"]:
             d.mkdir(parents=True, exist_ok=True)
         path = base_path if base_path is not None else os.environ.get("PATH", os.defpath)
-        base = {**BASE_ENV, **{k: str(v) for k, v in dirs.items()}}
-        base.update({k: os.environ[k] for k in passthrough if k in os.environ})
-        runner_env = {**base, "PATH": path}
+        passed = {k: os.environ[k] for k in passthrough if k in os.environ}
+        # the runner's own commands (seed, setup, actions) see the host paths; the agent sees the layout's
+        runner_env = {**BASE_ENV, **{k: str(v) for k, v in dirs.items()}, **passed, "PATH": path}
+        agent_base = {**BASE_ENV, **{k: lay.visible(v) for k, v in dirs.items()}, **passed}
         box = cls(root=root, subject=getattr(profile, "name", ""), real=Path(real) if real else None,
-                  env=dict(runner_env), runner_env=runner_env, case=case)
+                  env={**agent_base, "PATH": lay.path_env(path) if lay.fixed else path}, runner_env=runner_env,
+                  case=case, layout=lay)
         tool_home = [_installation(Path(real))] if real else []
         box.jail = isolation.tool_jail(level, [*deny, root.parent], [work, home, root / "tmp"], readonly=tool_home)
         if seed is not None:
@@ -377,15 +389,23 @@ class Sandbox:
             if real is None:
                 raise SandboxError("a subject profile needs the real tool's absolute path to install the shim")
             sock = root / "run" / "recorder.sock"
+            hidden = [*deny, root.parent]
+
+            def jail(snapshot: Path, cwd: str, writable: list[str]) -> list[str]:
+                return isolation.subject_jail(level, hidden, tool_home, snapshot, [Path(w) for w in writable]).argv(cwd)
+
             try:
-                box.recorder = Recorder(box.record, profile, Path(real), work, env=runner_env,
-                                        prefix=isolation.subject_prefix(), deny=deny, jail=box.jail.argv)
-                install_client(box.bin, box.subject, sock, python=client_python)
+                box.recorder = Recorder(box.record, profile, Path(real), work, env={**BASE_ENV, "PATH": path},
+                                        prefix=isolation.subject_prefix(), deny=deny, seen_root=lay.visible(work),
+                                        jail=jail if level == "bwrap" else None)
+                install_client(box.bin, box.subject, Path(lay.visible(sock)), python=client_python or isolation.client_python(level),
+                               seen_bin=lay.visible(box.bin))
                 box.recorder.listen(sock)
             except (ValueError, OSError) as exc:
                 raise SandboxError(f"cannot install the shim: {exc}") from None
             box.record.chmod(0o700)
-            box.env = {**base, "PATH": os.pathsep.join([str(box.bin), *[p for p in path.split(os.pathsep) if p]])}
+            if not lay.fixed:
+                box.env["PATH"] = os.pathsep.join([str(box.bin), *[p for p in path.split(os.pathsep) if p]])
         box.initial = tree_state(work)
         return box
 
