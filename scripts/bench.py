@@ -173,10 +173,18 @@ def copy_host(dest: Path) -> None:
 
 
 def synth_repo(dest: Path, n: int) -> Path:
-    """A copy of this repository's host content with `n` fresh synthetic bundles under evidence/."""
+    """A copy of this repository's host content with `n` fresh synthetic bundles under evidence/, each
+    sealed (core/seal.py) with a key generated here and allowed in the copy: the figure includes the
+    offline verification `pr` does of every committed bundle."""
+    from skill_eval.core import seal
+
     copy_host(dest)
     ev = dest / "agent-evals/skills/evidence"
     shutil.rmtree(ev, ignore_errors=True)
+    key = dest.parent / f"{dest.name}-bench_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    with (dest / "agent-evals/skills/allowed_signers").open("a") as fh:
+        fh.write("bench@skill-eval " + " ".join(key.with_suffix(".pub").read_text().split()[:2]) + "\n")
     from skill_eval.content import config, freshness
     from skill_eval.grading.graders import Catalog
 
@@ -194,14 +202,14 @@ def synth_repo(dest: Path, n: int) -> Path:
         for rel, data in files.items():
             (d / rel).parent.mkdir(parents=True, exist_ok=True)
             (d / rel).write_bytes(data)
+        seal.seal_tree(d, d.relative_to(ev).as_posix(), meta, key)
     return ev
 
 
 def _read_by_gate(path: Path) -> bool:
-    """Does `skill-eval evidence` read this synthetic bundle file? (Checked by tracing the opens of one
-    bundle's load + grade: meta, prompt, events, calls, final, claim, usage and the report snapshot;
-    captured/N.out and N.err are digested at recording time and not read when the report is a file.)"""
-    return not (path.parent.name == "captured" and path.suffix in (".out", ".err"))
+    """Does `skill-eval evidence` read this synthetic bundle file? Every one, since the seal's
+    verification hashes every file of every bundle (core/seal.py)."""
+    return True
 
 
 def bench_regrade(quick: bool) -> list[dict]:

@@ -165,12 +165,31 @@ def copy_host(root: Path) -> Path:
     return root
 
 
+@pytest.fixture(scope="session")
+def test_signing_key(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """An evidence signing key the tests generate (docs/SIGNING.md): (private key, allowed_signers line)."""
+    key = tmp_path_factory.mktemp("signing") / "evidence_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "tests", "-f", str(key)], check=True)
+    pub = " ".join(key.with_suffix(".pub").read_text().split()[:2])
+    return key, f'tests@skill-eval namespaces="skill-eval-evidence" {pub}'
+
+
+def allow_test_key(root: Path, line: str, evals_root: str = "agent-evals/skills") -> None:
+    """Let the tests' key sign evidence in a copied host (its committed signers stay as they are)."""
+    path = root / evals_root / "allowed_signers"
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(line + "\n")
+
+
 @pytest.fixture
-def repo_copy(tmp_path: Path) -> Path:
-    """A copy of this repository's host content (not its source), committed in a fresh git repo."""
+def repo_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, test_signing_key: tuple[Path, str]) -> Path:
+    """A copy of this repository's host content (not its source), committed in a fresh git repo; runs
+    in it are signed by the tests' key, which its allowed_signers accepts."""
     root = tmp_path / "repo"
     root.mkdir()
     copy_host(root)
+    allow_test_key(root, test_signing_key[1])
     git(root, "init", "-q")
     git_commit_all(root, "copy")
+    monkeypatch.setenv("SKILL_EVAL_SIGNING_KEY", str(test_signing_key[0]))
     return root

@@ -30,6 +30,7 @@ published = [".agents/skills"]
 [evals]
 root = "evals"
 k = 3
+action_commands = ["cat"]  # the oracle reads NOTES.md through `cat` (the registry's allow-list: subject, git, these)
 
 [evals.modes.committed]
 description = "the project's files are committed"
@@ -42,6 +43,7 @@ require = ["decoys", "provenance"]
 name = "notes-tool"
 package = "notes-tool"
 version = "1.0"
+workspace = "tree"  # it edits NOTES.md in place, like towncrier
 """
 
 

@@ -9,11 +9,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import functools
+import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from conftest import git, git_commit_all, write
 
+from skill_eval.core import seal
 from skill_eval.content import config, freshness
 from skill_eval.core import outcomes
 from skill_eval.core.formats import FORMATS
@@ -34,9 +38,18 @@ JUDGED = {"schema_version": 1, "judgments": [
      "prompt_sha256": "0" * 64, "rationale": "ok", "judged_at": "2026-11-30T00:00:00Z"} for d in (4, 5)]}
 
 
+@functools.lru_cache(maxsize=1)
+def signing_key() -> tuple[Path, str]:
+    """A key the tests generate, allowed in every release host: a release requires signed evidence."""
+    key = Path(tempfile.mkdtemp(prefix="release-tests-key-")) / "evidence_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    return key, "release-tests@skill-eval " + " ".join(key.with_suffix(".pub").read_text().split()[:2])
+
+
 def setup_host(root: Path) -> config.Config:
     """mini_repo with two ready scenarios (one per skill), tagged v1 as the released baseline."""
     write(root, "evals/scenarios.yaml", SCENARIOS)
+    write(root, "evals/allowed_signers", signing_key()[1] + "\n")
     toml = (root / "skill-eval.toml").read_text()
     (root / "skill-eval.toml").write_text(toml.replace('verdict_path = "verdict"', 'verdict_path = "verdict"\nevidence_path = "evidence_tiers"'))
     git_commit_all(root, "release cases")
@@ -83,5 +96,9 @@ def record_run(cfg: config.Config, scenario: str, arm: str, k: int, *, isolation
     rv = rubric_version(cfg)
     judgments = {"schema_version": 1, "judgments": [dict(j, rubric_version=rv) for j in JUDGED["judgments"]]} if judged else None
     claim = {"verdict": verdict, "confident": True, "evidence": [1]}
-    return write_bundle(dest, meta=meta, calls=[call], events=[{"type": "skill_activated", "skill": skill, "tier": "1"}]
-                        if arm != "baseline" else [], final=envelope(claim), subject=cfg.subject, judgments=judgments)
+    out = write_bundle(dest, meta=meta, calls=[call], events=[{"type": "skill_activated", "skill": skill, "tier": "1"}]
+                       if arm != "baseline" else [], final=envelope(claim), subject=cfg.subject, judgments=judgments)
+    for name in (seal.SEAL, seal.SIG):  # a bundle written again over an earlier one is sealed again
+        (out / name).unlink(missing_ok=True)
+    seal.seal_tree(out, "/".join(out.parts[-5:]), meta, signing_key()[0])  # as the runner seals what it records
+    return out

@@ -69,7 +69,8 @@ def add_assertion(root, zero_tolerance: bool):
     path = root / "evals" / "scenarios.yaml"
     data = yaml.safe_load(path.read_text())
     sc = data["scenarios"][0]
-    sc["actions"].append(["git", "diff", "--quiet", "HEAD~1"])  # the agent's commit changed NOTES.md: exits 1
+    if ["git", "diff", "--quiet", "HEAD~1"] not in sc["actions"]:  # once: an action no assertion uses is refused
+        sc["actions"].append(["git", "diff", "--quiet", "HEAD~1"])  # the agent's commit changed NOTES.md: exits 1
     sc["oracle"]["nothing-changed"] = {"predicate": "command-exit-zero", "action": 2, "zero_tolerance": zero_tolerance}
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     assert main(["pack", "--root", str(root)]) == 0

@@ -29,9 +29,10 @@ def test_summary_line_says_nothing_of_scripts_when_no_evidence_is_scripted(repo_
     for meta in (repo_copy / "agent-evals/skills/evidence").rglob("meta.json"):
         data = json.loads(meta.read_text())
         data["scripted"] = False
+        data["extra"]["model_source"] = "remote:api.anthropic.com"  # neither scripted nor a local endpoint
         meta.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    rc, out = run_pr(repo_copy, capsys)
-    assert "SCRIPTED" not in out.strip().splitlines()[-1]
+    rc, out = run_pr(repo_copy, capsys)  # (the edits break every seal: pr fails, the label is what is checked)
+    assert "SCRIPTED" not in out.strip().splitlines()[-1] and "forged:" in out
 
 
 def edit(root, rel, fn):

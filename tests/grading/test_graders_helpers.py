@@ -109,7 +109,13 @@ def make_repo(tmp: Path) -> config.Config:
     root = tmp / "repo"
     ev = root / "agent-evals" / "skills"
     ev.mkdir(parents=True)
-    shutil.copy(REPO / "skill-eval.toml", root / "skill-eval.toml")
+    toml = (REPO / "skill-eval.toml").read_text()
+    assert "\n[evals]\n" in toml
+    # the oracle scenario reads NOTES.md through `cat`: allowed besides the subject and git (registry allow-list)
+    # hand-built bundles are unsigned: this host labels them (the warn policy) instead of failing them; the
+    # seal itself is tested on runner-recorded bundles (tests/grading/test_sealed_evidence.py)
+    toml = toml.replace('signatures = "require"', 'signatures = "warn"')
+    (root / "skill-eval.toml").write_text(toml.replace("\n[evals]\n", '\n[evals]\naction_commands = ["cat"]\n', 1))
     (ev / "ground_truth.json").write_text(json.dumps({"schema_version": 1, "subject": "abicheck 0.7.0", "cases": CASES}))
     (ev / "scenarios.yaml").write_text(yaml.safe_dump({"schema_version": 1, "scenarios": SCENARIOS}))
     (ev / "rubric.yaml").write_text(yaml.safe_dump(RUBRIC))

@@ -79,7 +79,9 @@ def test_swapped_inputs_void_a_not_comparable_report(cfg, tmp_path):
 
 def test_report_sides_must_be_in_the_runner_inputs(cfg, tmp_path):
     # The report claims the fixture's sides, but the runner saw the subject read other bytes (from a copy).
-    call = compare("BREAKING", inputs=pair_inputs(new="copy/libdemo.so.1", old_sha=sha(OLD), new_sha=sha(OTHER)))
+    # (argv names the copy: an input entry's path is the operand it belongs to, test_holes_bundle)
+    call = compare("BREAKING", new="copy/libdemo.so.1",
+                   inputs=pair_inputs(new="copy/libdemo.so.1", old_sha=sha(OLD), new_sha=sha(OTHER)))
     f, g = fails(cfg, tmp_path, "breaking", [call], claim("BREAKING"))
     assert f == [3, 6]
     assert "do not show the fixture's new bytes" in reasons(g, "3")

@@ -10,7 +10,7 @@ from test_graders_helpers import bundle, claim, compare, grade, make_repo
 from skill_eval.core import hashing
 
 NOTES = b"# Review\nVerdict: COMPATIBLE\n"
-H = "a" * 64
+H = hashing.sha256_bytes(b"a recorded stream")  # a digest, not a placeholder ("a" * 64 is refused)
 
 
 def fact(i, argv, **over):

@@ -108,7 +108,7 @@ def test_read_only_activation_through_claude_code_fails_dimension_1(repo_copy, c
 
 KEY_SCAN = r"""
 import os, sys
-key = sys.argv[1][::-1].encode()  # the key reversed on the command line: the scan itself carries no copy of it
+key = bytes(b ^ 0x5A for b in bytes.fromhex(sys.argv[1]))  # masked on the command line: no form redaction knows
 hits, seen = [], 0
 for pid in os.listdir("/proc"):
     if pid.isdigit():
@@ -154,7 +154,8 @@ def test_the_real_key_never_enters_the_sandbox(repo_copy, capsys, monkeypatch, a
     key = "sk-canary-" + secrets.token_hex(20)
     monkeypatch.setenv(KEY_VARS[agent], key)
     scan = "import base64; exec(base64.b64decode('" + base64.b64encode(KEY_SCAN.encode()).decode() + "'))"
-    script = write_script(repo_copy, f"keyscan-{agent}", [f'python3 -c "{scan}" {key[::-1]}'])
+    masked = bytes(b ^ 0x5A for b in key.encode()).hex()  # the scan's argument: not the key in any redacted form
+    script = write_script(repo_copy, f"keyscan-{agent}", [f'python3 -c "{scan}" {masked}'])
     rc = main(["run", "--root", str(repo_copy), "review-removed-export", "--agent", agent, "--agent-binary", str(binary),
                "--model-server", f"scripted:{script}", "--no-trigger", "-k", "1", "--run-id", f"keyscan-{agent}",
                "--timeout", "120"])
@@ -162,7 +163,9 @@ def test_the_real_key_never_enters_the_sandbox(repo_copy, capsys, monkeypatch, a
     bundle = repo_copy / f"agent-evals/skills/evidence/abi-compat-review/skill-agent/keyscan-{agent}/review-removed-export/0"
     assert (bundle / "meta.json").is_file(), out  # sealed: no secret found in anything the run wrote
     meta = json.loads((bundle / "meta.json").read_text())
-    assert meta["extra"]["credentials"] == "proxied", meta["extra"]
+    # scripted turns: the runner forwards no key (the credential swap itself: tests/harness/runner/test_proxy.py
+    # and test_runner_paths' local endpoint), yet the CLI ran through the proxy with the run's token
+    assert meta["extra"]["credentials"] == "none", meta["extra"]
     proxy = meta["extra"]["proxy"]
     assert proxy["forwarded"] >= 1 and proxy["upstream_errors"] == 0, proxy
     # refused: only requests that carried no credential at all (Claude Code's `HEAD /` reachability probe)

@@ -174,6 +174,8 @@ def test_actions_run_after_the_agent_and_oracles_grade_them(repo_copy, capsys):
              "      report-kept: {predicate: command-exit-zero, action: 0}\n"
              "      report-says-breaking: {predicate: file-contains, action: 0, path: report.json, text: '\"verdict\": \"BREAKING\"'}\n")
     sc.write_text(head + anchor + extra + rest)
+    toml = repo_copy / "skill-eval.toml"  # `test` runs as an action only when configured (the registry's allow-list: git and the subject, plus [evals] action_commands)
+    toml.write_text(toml.read_text().replace("\n[evals]\n", '\n[evals]\naction_commands = ["test"]\n', 1))
     assert main(["pack", "--root", str(repo_copy)]) == 0
     assert run(repo_copy, "-k", "1", "--run-id", "t6") == 0
     b = bundles(repo_copy, "t6")[0].parent

@@ -26,6 +26,8 @@ def add_oracle(root, action: str) -> None:
              "      seeded-history: {predicate: command-exit-zero, action: 0, zero_tolerance: true}\n"
              "      check-passes: {predicate: command-exit-zero, action: 1}\n")
     sc.write_text(head + anchor + extra + rest)
+    toml = root / "skill-eval.toml"  # `test` runs as an action only when configured (the registry's allow-list: git and the subject, plus [evals] action_commands)
+    toml.write_text(toml.read_text().replace("\n[evals]\n", '\n[evals]\naction_commands = ["test"]\n', 1))
     assert main(["pack", "--root", str(root)]) == 0
 
 

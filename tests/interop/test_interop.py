@@ -96,9 +96,17 @@ ORACLE_SCENARIO = """\
 """
 
 
+def add_oracle_scenario(root, text: str) -> None:
+    """ORACLE_SCENARIO's actions run `sh` and `cat`: allowed once configured (the registry's allow-list:
+    git and the subject, plus [evals] action_commands)."""
+    p = root / "evals/scenarios.yaml"
+    p.write_text(p.read_text() + text)
+    toml = root / "skill-eval.toml"
+    toml.write_text(toml.read_text().replace("\n[evals]\n", '\n[evals]\naction_commands = ["sh", "cat"]\n', 1))
+
+
 def test_export_harbor_writes_the_task_layout(mini_repo, tmp_path, capsys):
-    p = mini_repo / "evals/scenarios.yaml"
-    p.write_text(p.read_text() + ORACLE_SCENARIO)
+    add_oracle_scenario(mini_repo, ORACLE_SCENARIO)
     out = tmp_path / "harbor"
     assert main(["export", "harbor", str(out), "--root", str(mini_repo), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
@@ -149,8 +157,7 @@ def test_export_harbor_writes_the_task_layout(mini_repo, tmp_path, capsys):
 
 
 def test_export_harbor_names_unexpressible_predicates(mini_repo, tmp_path, capsys):
-    p = mini_repo / "evals/scenarios.yaml"
-    p.write_text(p.read_text() + ORACLE_SCENARIO.replace("predicate: command-exit-zero", "predicate: validation-pass"))
+    add_oracle_scenario(mini_repo, ORACLE_SCENARIO.replace("predicate: command-exit-zero", "predicate: validation-pass"))
     assert main(["export", "harbor", str(tmp_path / "h"), "--root", str(mini_repo), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["tasks"] == []

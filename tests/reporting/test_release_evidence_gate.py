@@ -38,10 +38,18 @@ def test_release_stage_fails_unjudged_scripted_evidence_that_merge_accepts(tmp_p
 def test_release_stage_passes_judged_real_model_evidence(tmp_path):
     from test_graders_helpers import make_repo
 
+    from release_helpers import signing_key
+
+    from skill_eval.core import seal
+
     cfg = make_repo(tmp_path)
+    key, line = signing_key()  # a release requires signed evidence: sealed as the runner would
+    (cfg.evals_dir / "allowed_signers").write_text(line + "\n")
     for k in range(3):
         path = record(cfg, k=k)
-        (path / "judgments.json").write_text(__import__("json").dumps(JUDGED))
+        seal.seal_tree(path, "/".join(path.parts[-5:]), None, key)
+        (path / "judgments.json").write_text(__import__("json").dumps(JUDGED))  # the judge's later layer
     baseline_for(cfg, check(cfg))
     r = check(cfg, stage="release")
     assert r.passed, r.errors
+    assert r.signers == {"release-tests@skill-eval": 3}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import itertools
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from skill_eval.commands._common import load_config
 from skill_eval.content.config import Config
@@ -83,6 +83,17 @@ def graded(grades: Iterable[Grade], verbose: bool) -> Iterator[str]:
         yield f"  {arm}: {n} bundle(s) fail some dimension (comparison evidence, not gated; --verbose lists them)"
 
 
+def seal_lines(r: Any) -> list[str]:
+    """Who sealed the evidence, and a loud label on unsigned bundles the `warn` policy let through."""
+    lines = []
+    if r.signers:
+        lines.append("  sealed by: " + ", ".join(f"{who} ({n})" for who, n in sorted(r.signers.items())))
+    if r.unsigned:
+        lines.append(f"  UNSIGNED: {r.unsigned} bundle(s) carry no seal (evals.signatures = \"warn\"): nothing proves "
+                     "the runner made them (docs/SIGNING.md)")
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     cfg = load_config(args)
     if args.write_pending is not None:
@@ -91,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
 
     r = evidence.check(cfg, args.suite, args.base, args.stage, keep_reasons=args.json)
     lines = [f"evidence: {r.found} bundle(s) found, {r.expected} expected ({r.suite} suite, {r.stage} stage)"]
+    lines += seal_lines(r)
     if r.pending:
         bar = "!" * 72
         lines += [bar, f"!! {len(r.pending)} expected item(s) have NO evidence yet (evidence-pending.yaml) "
@@ -101,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     out_lines = itertools.chain(lines, summarise(r.errors, args.verbose), graded(r.grades, args.verbose),
                                 ["evidence: ok" if r.passed else f"evidence: {len(r.errors)} problem(s)"])
     payload = {"passed": r.passed, "suite": r.suite, "stage": r.stage, "expected": r.expected, "found": r.found,
-               "errors": r.errors, "pending": r.pending,
+               "errors": r.errors, "pending": r.pending, "unsigned": r.unsigned, "signers": r.signers,
                # built only for --json: text output never shows it, and it is O(bundles) in memory
                "grades": [g.to_json(r.stage) for g in r.grades] if args.json else []}
     emit(args, out_lines, payload)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from skill_eval.commands._common import load_config
 from skill_eval.content.config import Config
@@ -52,18 +53,44 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(args)
     catalog = Catalog(cfg)
     grades = [grade_bundle(b, catalog) for b in args.bundles]
-    ok = all(g.passed(args.stage) for g in grades)
-    lines = [line for g in grades for line in describe(g, args.stage)]
+    seals = [_seal(cfg, b, args.stage) for b in args.bundles]
+    ok = all(g.passed(args.stage) for g in grades) and not any(bad for _line, bad, _v in seals)
+    lines = [line for g, (seal_line, _bad, _v) in zip(grades, seals, strict=True)
+             for line in [*describe(g, args.stage), seal_line]]
     if len(grades) > 1:
         lines.append(f"{sum(g.passed(args.stage) for g in grades)}/{len(grades)} bundles pass ({args.stage} gate)")
         payload = {"passed": ok, "stage": args.stage, "bundles": [g.to_json(args.stage) for g in grades]}
+        for entry, (_line, bad, v) in zip(payload["bundles"], seals, strict=True):
+            entry["seal"] = {"state": v.state, "principal": v.principal, "reason": v.reason, "fails": bad}
     else:
         payload = grades[0].to_json(args.stage)
+        _line, bad, v = seals[0]
+        payload["seal"] = {"state": v.state, "principal": v.principal, "reason": v.reason, "fails": bad}
+        payload["passed"] = payload.get("passed", True) and not bad
     emit(args, lines, payload)
     for b, g in zip(args.bundles, grades, strict=True):
         if not g.passed(args.stage):
             _report_unreadable(b, cfg)
     return EXIT_OK if ok else EXIT_CHECK_FAILED
+
+
+def _seal(cfg: Config, path: Path, stage: str) -> tuple[str, bool, Any]:
+    """(the seal line, whether it fails the bundle, the verdict): a forged seal always fails; an unsigned
+    bundle fails under evals.signatures = "require" and at the release stage (docs/SIGNING.md)."""
+    from skill_eval.core import seal
+    from skill_eval.grading import evidence, regrade
+
+    root = evidence.evidence_dir(cfg).resolve()
+    real = path.resolve()
+    committed = real.is_relative_to(root)  # the policy governs the evidence tree, not golden or scratch bundles
+    rel = real.relative_to(root).as_posix() if committed else "/".join(real.parts[-5:])
+    v = seal.verify(path, rel, regrade.signers_of(cfg))
+    if v.state == "signed":
+        return f"  seal: signed by {v.principal}", False, v
+    if v.state == "invalid" and (committed or (path / seal.SEAL).exists()):
+        return f"  seal: FORGED — {v.reason}", True, v
+    bad = committed and (cfg.signatures == "require" or stage == "release")
+    return f"  seal: UNSIGNED{' (fails: signatures required)' if bad else ''}", bad, v
 
 
 def _report_unreadable(path: Path, cfg: Config) -> None:

@@ -139,10 +139,12 @@ def run(args: argparse.Namespace) -> int:
     # freshness and evidence read each bundle once, in one shared pass (text mode keeps slim grades)
     with regrade.sharing(passes=True, slim=not args.json):
         failed = _run_steps(args, results, cfg, skip, only)
-        scripted, graded = regrade.scripted_share()
+        scripted, unsigned, graded = regrade.evidence_labels()
     summary = ", ".join(f"{r['step']} {r['status']}" for r in results)
-    label = (f" [evidence: {scripted} of {graded} bundles recorded with SCRIPTED model turns — not a model's result]"
+    label = (f" [evidence: {scripted} of {graded} bundles recorded with SCRIPTED model turns or a LOCAL ENDPOINT — "
+             "not a provider model's result]"
              if scripted else "")
+    label += f" [UNSIGNED: {unsigned} of {graded} bundles carry no seal]" if unsigned else ""
     if args.json:
         # machines read `scripted` per bundle in the evidence step's grades
         print(json.dumps({"ok": not failed, "steps": results}, indent=2, sort_keys=True))

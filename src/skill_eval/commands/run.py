@@ -73,6 +73,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from skill_eval.core import seal
+
     if threading.current_thread() is threading.main_thread():
         # A runner started in the background (`cmd &`, some CI wrappers) inherits SIGINT ignored and
         # could then never be interrupted cleanly (agents killed, nothing half-sealed): restore it.
@@ -86,8 +88,12 @@ def run(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens if args.max_tokens is not None else cfg.agent.max_tokens,
         max_total_tokens=args.max_total_tokens if args.max_total_tokens is not None else cfg.agent.max_total_tokens,
         no_auth=args.no_auth, aa=args.aa, real_subject=find_subject(cfg) if cfg.has_subject else None,
-        temperature=args.temperature, seed=args.seed,
+        temperature=args.temperature, seed=args.seed, signing_key=seal.signing_key(repo=cfg.root),
     )
+    if opts.signing_key is None and not args.dry_run and not args.json:
+        print(f"run: {seal.KEY_ENV} is not set: bundles are sealed UNSIGNED"
+              + (' and evals.signatures = "require" will fail them' if cfg.signatures == "require" else "")
+              + " (docs/SIGNING.md)", file=sys.stderr)
     if (args.temperature is not None or args.seed is not None) and (args.model_server or agent != "openai-compatible"):
         from skill_eval.core.errors import ConfigError
 

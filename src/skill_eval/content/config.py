@@ -77,6 +77,7 @@ class SubjectProfile:
     version: str | None = None
     verdict_skills: tuple[str, ...] | None = None  # None: every skill (when the profile has verdicts)
     env: tuple[str, ...] = ()  # variables of the agent's environment the subject may see (an allow-list, no prefixes)
+    workspace: str = "operands"  # "operands": a read-only snapshot of its operands; "tree": the live work tree
 
     @property
     def has_verdicts(self) -> bool:
@@ -176,10 +177,20 @@ class Config:
     # evidence profile (pr | release) -> arms whose bundles it requires; skill-agent always included
     arms: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(ARMS_DEFAULT))
     modes: dict[str, Mode] = field(default_factory=dict)  # empty: the host declares no modes
+    signatures: str = "warn"  # unsigned bundles: "require" fails them, "warn" counts and labels them (release: always required)
+    allowed_signers: str | None = None  # who may sign evidence (git's format); default <evals.root>/allowed_signers
+    # [evals] action_commands: programs a scenario's actions/setup and a fixture's seed.json may run besides
+    # the subject and git (the registry's allow-list; default: none)
+    action_commands: tuple[str, ...] = ()
 
     def required_arms(self, stage: str) -> tuple[str, ...]:
         """Arms the evidence gate expects for a stage (merge -> the `pr` profile, release -> `release`)."""
         return self.arms.get("release" if stage == "release" else "pr", ARMS_DEFAULT["pr"])
+
+    @property
+    def allowed_signers_path(self) -> Path:
+        """The committed allowed_signers file (it may not exist: then no bundle verifies as signed)."""
+        return self.root / (self.allowed_signers or f"{self.evals_root}/allowed_signers")
 
     def path(self, rel: str) -> Path:
         return self.root / rel
@@ -309,6 +320,7 @@ def _subject(source: Path, s: dict[str, Any] | None) -> SubjectProfile:
         version=s.get("version"),
         verdict_skills=tuple(verdict_skills) if verdict_skills is not None else None,
         env=tuple(s.get("env", ())),
+        workspace=s.get("workspace", "operands"),
     )
 
 
@@ -352,6 +364,9 @@ def _build(root: Path, source: Path, raw: dict[str, Any]) -> Config:
         harness=tuple(evals.get("harness", ())),
         tool_harness=evals.get("tool_harness", TOOL_HARNESS_DEFAULT),
         max_bundle_file_bytes=evals.get("max_bundle_file_bytes", MAX_BUNDLE_FILE_BYTES_DEFAULT),
+        signatures=evals.get("signatures", "warn"),
+        allowed_signers=evals.get("allowed_signers"),
+        action_commands=tuple(evals.get("action_commands", ())),
         subject=subject,
         agent=AgentDefaults(**raw.get("agent", {})),
         thresholds=Thresholds(**raw.get("thresholds", {})),

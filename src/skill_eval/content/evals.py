@@ -311,7 +311,7 @@ def _build_one(cfg: Config, path: Path, truth: dict[str, TruthCase], rec: dict[s
     else:
         if seed is not None:
             found.extend(registry.seed_problems(cfg, seed))
-    found.extend(registry.record_problems(cfg, rec, where, path, seed, skills))
+    found.extend(registry.record_problems(cfg, rec, where, path, seed, skills, runnable=id_prefix is None))
     if len(found) > start:
         return None
     return Scenario(

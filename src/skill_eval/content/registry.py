@@ -3,10 +3,12 @@
 A scenario set is only evidence of anything if its cases are well-formed as a *set*: every
 skill is exercised in every declared mode, case ids are unique, names agree with paths (one
 case, one fixture directory, one sandbox of the same name), each fixture's seed recipe is
-complete, and every oracle assertion maps to exactly one supported predicate over a real
-action. These checks run wherever scenarios are loaded (`content.load_scenarios` calls
-`record_problems` per scenario and `set_problems` once), so no command can grade against a
-registry the registry check would refuse; `skill-eval registry` lists every problem at once.
+complete, every oracle assertion maps to exactly one supported predicate over a real
+action, every action is read by an assertion, and the runner executes only allow-listed
+programs (seed recipe, setup, actions: git, the subject, `[evals] action_commands`). These
+checks run wherever scenarios are loaded (`content.load_scenarios` calls `record_problems` per
+scenario and `set_problems` once), so no command can grade against a registry the registry
+check would refuse; `skill-eval registry` lists every problem at once.
 
 This module reads raw records (it never imports `content`, which imports it). Each problem is a
 ConfigError naming the file, the field and the fix.
@@ -51,6 +53,17 @@ class Seed:
         return {f.role for f in self.files}
 
 
+ALLOW_FIX = ("use a documented git or subject-tool invocation, or add the program to [evals] action_commands "
+             "in skill-eval.toml")
+
+
+def allowed_commands(cfg: Config) -> frozenset[str]:
+    """The programs the runner may execute for a scenario (seed recipe, setup, actions): git, the
+    configured subject, and what `[evals] action_commands` adds. Matched against argv[0] exactly:
+    a path (`/bin/rm`) or another program is refused."""
+    return frozenset({*SEED_PROGRAMS, *([cfg.subject.name] if cfg.subject.name else []), *cfg.action_commands})
+
+
 def fixture_rel(cfg: Config, fixture: str) -> str:
     return f"{cfg.evals_root}/{FIXTURES}/{fixture}"
 
@@ -70,11 +83,11 @@ def load_seed(cfg: Config, fixture: str) -> Seed | None:
     if commands[0][:2] != ("git", "init"):
         raise ConfigError(f"the first command is {list(commands[0])}, not git init", source=rel, field="commands.0",
                           fix='start the recipe with ["git", "init", "-q"]')
-    allowed = {*SEED_PROGRAMS, *([cfg.subject.name] if cfg.subject.name else [])}
+    allowed = allowed_commands(cfg)
     for i, argv in enumerate(commands):
         if argv[0] not in allowed:
-            raise ConfigError(f"runs {argv[0]!r}; a seed recipe runs only {sorted(allowed)}", source=rel,
-                              field=f"commands.{i}", fix="use documented git or subject-tool invocations only")
+            raise ConfigError(f"command {i} runs {argv[0]!r}; a seed recipe runs only {sorted(allowed)}", source=rel,
+                              field=f"commands.{i}", fix=ALLOW_FIX)
     files = tuple(SeedFile(f["path"], f["sha256"], f["role"]) for f in raw.get("files", ()))
     seen: set[str] = set()
     for i, f in enumerate(files):
@@ -106,8 +119,11 @@ def seed_problems(cfg: Config, seed: Seed) -> list[ConfigError]:
 
 
 def record_problems(cfg: Config, rec: dict[str, Any], where: str, path: Path, seed: Seed | None,
-                    skills: set[str] | None) -> list[ConfigError]:
-    """Registry rules for one schema-valid scenario record (its fixture directory exists)."""
+                    skills: set[str] | None, *, runnable: bool = True) -> list[ConfigError]:
+    """Registry rules for one schema-valid scenario record (its fixture directory exists).
+
+    `runnable`: the runner may execute its setup and actions (every scenarios.yaml record); the golden
+    corpus's own scenarios are never run (make_golden.py replays them), so the allow-list skips them."""
     sid, out = rec["id"], []
 
     def bad(message: str, field: str, fix: str) -> None:
@@ -149,6 +165,18 @@ def record_problems(cfg: Config, rec: dict[str, Any], where: str, path: Path, se
         if spec["action"] >= len(actions):
             bad(f"oracle {name!r} names action {spec['action']}, which does not exist", f"oracle.{name}.action",
                 "index an action of this scenario")
+    if runnable:
+        allowed = allowed_commands(cfg)
+        for key in ("setup", "actions"):
+            for i, argv in enumerate(rec.get(key, ())):
+                if argv[0] not in allowed:
+                    bad(f"{key[:-1] if key == 'actions' else key} {i} ({' '.join(argv)}) runs {argv[0]!r}; the runner "
+                        f"executes only {sorted(allowed)}", f"{key}.{i}", ALLOW_FIX)
+    used = {spec["action"] for spec in rec.get("oracle", {}).values()}
+    for i, argv in enumerate(actions):
+        if i not in used:
+            bad(f"action {i} ({' '.join(argv)}) is used by no oracle assertion", f"actions.{i}",
+                f"name it in an assertion (`action: {i}`), move it to `setup` if it prepares the sandbox, or remove it")
     return out
 
 

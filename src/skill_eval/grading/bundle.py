@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import posixpath
 import stat
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -291,9 +292,94 @@ def _check_call_paths(call: Call) -> None:
             raise SkillEvalError(f"call {n}: snapshot {out.snapshot!r} is not under captured/{n}.out.d/")
 
 
+OUTSIDE_SANDBOX = "<outside-sandbox>"  # the recorder's name for an operand outside the sandbox (never digested)
+_HEX = frozenset("0123456789abcdef")
+
+
+def is_sha256(value: object) -> bool:
+    """64 lowercase hex digits (what every digest field of a bundle holds)."""
+    return isinstance(value, str) and len(value) == 64 and _HEX.issuperset(value)
+
+
+def _operand(arg: str) -> str | None:
+    """The path an argv token may name, as the recorder reads it: an operand, or VALUE of --opt=VALUE."""
+    if arg.startswith("-"):
+        return arg.split("=", 1)[1] if "=" in arg else None
+    return arg
+
+
+def _check_inputs(call: Call) -> None:
+    """Every field of every input entry, against the recorder's rules (DESIGN §6, call v2 `inputs`).
+
+    `<outside-sandbox>` was never digested (sha256 null, stable false); a `missing` operand has no
+    digest; a file or dir inside the sandbox has one; a path is the operand `arg` names, resolved
+    against the call's cwd — never a placeholder, an absolute path or one leaving the sandbox."""
+    n, seen = call.call, set[int]()
+    for j, i in enumerate(call.inputs or ()):
+        where = f"call {n}: inputs[{j}]"
+        if i.arg in seen:
+            raise SkillEvalError(f"{where}: argument {i.arg} has a second input entry; the recorder writes one per operand")
+        seen.add(i.arg)
+        token = _operand(call.argv[i.arg]) if i.arg < len(call.argv) else None
+        if token is None:
+            raise SkillEvalError(f"{where}: arg {i.arg} names no operand of argv {list(call.argv)}; an input entry "
+                                 f"belongs to an argv operand (or --opt=VALUE)")
+        if i.path == OUTSIDE_SANDBOX:
+            if i.kind == "missing" or i.sha256 is not None or i.stable:
+                raise SkillEvalError(f"{where}: path {OUTSIDE_SANDBOX} with kind {i.kind!r}, sha256 {i.sha256!r}, stable "
+                                     f"{i.stable}; the runner never digests a file outside the sandbox: it records kind "
+                                     f"file/dir, sha256 null and stable false")
+            continue
+        if i.path.startswith("<"):
+            raise SkillEvalError(f"{where}: path {i.path!r} is a placeholder; only {OUTSIDE_SANDBOX} is one, anything "
+                                 f"else is a sandbox-relative path")
+        if i.kind == "missing":
+            if i.sha256 is not None:
+                raise SkillEvalError(f"{where}: kind missing with sha256 {i.sha256[:12]}…; a missing operand has "
+                                     f"sha256 null")
+            continue
+        parts = i.path.split("/")
+        if i.path.startswith("/") or ".." in parts or "" in parts or "\\" in i.path:
+            raise SkillEvalError(f"{where}: path {i.path!r} is not a plain sandbox-relative path (absolute, empty part "
+                                 f"or '..'); a {i.kind} input lies inside the sandbox")
+        if not is_sha256(i.sha256):
+            raise SkillEvalError(f"{where}: a {i.kind} inside the sandbox with sha256 {i.sha256!r}; the runner records "
+                                 f"the 64-hex digest of what the subject read")
+        if not token.startswith("/") and call.cwd != OUTSIDE_SANDBOX:
+            named = {_norm(call.cwd, token)} | ({_norm(call.cwd, token[1:])} if token.startswith("@") else set())
+            if i.path not in named:
+                raise SkillEvalError(f"{where}: path {i.path!r} is not what argument {i.arg} ({token!r}, cwd "
+                                     f"{call.cwd!r}) names; the path is the operand resolved against cwd")
+
+
+def _norm(cwd: str, value: str) -> str:
+    return posixpath.normpath(posixpath.join(cwd or ".", value))
+
+
+def _check_outputs(call: Call) -> None:
+    """One entry per output request, each at its own index: `captured/N.out.d/<i>[/<name>]` (DESIGN §6)."""
+    n, seen = call.call, dict[tuple[str, str], int]()
+    for j, out in enumerate(call.outputs):
+        key = (out.option, out.requested)
+        if key in seen:
+            raise SkillEvalError(f"call {n}: outputs[{j}] repeats outputs[{seen[key]}] ({out.option} {out.requested!r}); "
+                                 f"the recorder writes one entry per output request")
+        seen[key] = j
+        if out.snapshot is None:
+            continue
+        base = f"captured/{n}.out.d/{j}"
+        want = base if out.kind == "dir" else f"{base}/{posixpath.basename(out.requested) or 'output'}"
+        if out.kind == "stdout" or out.snapshot != want:
+            raise SkillEvalError(f"call {n}: outputs[{j}] ({out.kind}) has snapshot {out.snapshot!r}, not {want!r}"
+                                 + ("; a stdout output has snapshot null" if out.kind == "stdout" else
+                                    "; each output is snapshotted at its own index (a duplicated entry cannot share one)"))
+
+
 def _check_call_numbers(calls: list[Call]) -> None:
     for c in calls:
         _check_call_paths(c)
+        _check_inputs(c)
+        _check_outputs(c)
     numbers = sorted(c.call for c in calls)
     if len(set(numbers)) != len(numbers):
         dup = sorted({n for n in numbers if numbers.count(n) > 1})

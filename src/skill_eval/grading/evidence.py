@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skill_eval.content.config import Config
-from skill_eval.core import formats, fsio, schemas, strict
+from skill_eval.core import formats, fsio, schemas, seal, strict
 from skill_eval.core.errors import SkillEvalError, message_of
 from skill_eval.grading import baselines, gates, isolation, regrade
 from skill_eval.grading import bundle as bundle_mod
@@ -80,6 +80,8 @@ class Report:
     errors: list[str] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)
     grades: list[Grade] = field(default_factory=list)
+    unsigned: int = 0  # bundles without a seal that the `warn` policy let through (labelled in every summary)
+    signers: dict[str, int] = field(default_factory=dict)  # principal -> bundles it sealed
 
     @property
     def passed(self) -> bool:
@@ -208,12 +210,13 @@ _NO_PROBLEMS: list[str] = []  # shared by every clean bundle (never appended to)
 class _Seen:
     """What the gate keeps of one layout-level bundle while streaming the pass (small on purpose)."""
 
-    __slots__ = ("rel", "slot", "problems", "stale", "grade", "contamination")
+    __slots__ = ("rel", "slot", "problems", "stale", "grade", "contamination", "seal")
 
     def __init__(self, rel: str, slot: Slot | None, problems: list[str], stale: list[str] | tuple[()], grade: Any,
-                 contamination: list[str] | None = None):
+                 contamination: list[str] | None = None, seal: tuple[str, str | None, str | None] | None = None):
         self.rel, self.slot, self.problems, self.stale, self.grade = rel, slot, problems, stale, grade
         self.contamination = contamination  # from the pass (None: not computed there)
+        self.seal = seal  # (state, principal, reason) from the pass (None: not verified there)
 
 
 def _pass(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Callable[[], Catalog],
@@ -240,11 +243,30 @@ def _pass(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Ca
         if hasattr(r.grade, "share_path"):
             r.grade.share_path(root_str, rel)
         seen.append(_Seen(rel, slot, _path_problems(r.parts, slot, r.run_id or "") or _NO_PROBLEMS, r.stale or (),
-                          r.grade, r.contamination))
+                          r.grade, r.contamination, r.seal))
     if not others:  # the common case: no set of every bundle's parts (O(bundles) of short-lived memory)
         return seen, []
     bundle_dirs = {tuple(s.rel.split("/")) for s in seen}
     return seen, [p for parts in others for p in _layout_problem(parts, bundle_dirs)]
+
+
+def _seal_problems(cfg: Config, report: Report, f: _Seen, stage: str) -> list[str]:
+    """A forged or broken seal always fails, naming the bundle and the first differing file; an unsigned
+    bundle fails under `signatures = "require"` and at the release stage, else it is counted."""
+    if f.seal is None:
+        return []
+    state, principal, reason = f.seal
+    if state == "invalid":
+        return [f"forged: evidence/{f.rel}: {reason}"]
+    if state == "signed":
+        report.signers[principal or "?"] = report.signers.get(principal or "?", 0) + 1
+        return []
+    if cfg.signatures == "require" or stage == "release":
+        why = "the release stage requires signed evidence" if stage == "release" else 'evals.signatures = "require"'
+        return [f"unsigned: evidence/{f.rel}: no seal.json/seal.sig ({why}; record with {seal.KEY_ENV} set, "
+                "see docs/SIGNING.md)"]
+    report.unsigned += 1
+    return []
 
 
 def load_pending(cfg: Config) -> list[dict[str, str]]:
@@ -373,6 +395,7 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
     for f, is_aa_run in zip(found, aa, strict=True):
         for p in f.problems:
             errors.append(f"unreadable: evidence/{f.rel}: {p}")
+        errors += _seal_problems(cfg, report, f, stage)
         slot = f.slot
         if slot is None:
             continue
@@ -468,6 +491,9 @@ def release_problems(rel: str, meta: dict[str, Any] | None, g: Grade) -> list[st
     if meta is not None and meta.get("scripted") is True:
         out.append(f"incomplete: evidence/{rel} was recorded with a scripted model ({meta.get('model')}); "
                    "a release needs real-model evidence")
+    elif meta is not None and (meta.get("extra") or {}).get("model_source") == "local-endpoint":
+        out.append(f"incomplete: evidence/{rel} was recorded against a local endpoint the runner does not run "
+                   f"({meta.get('model')}): it may be a fake; a release counts remote provider evidence")
     if g.kind == "behavioral" and g.incomplete():
         out.append(f"incomplete: evidence/{rel}: dimension(s) {g.incomplete()} not judged; run `skill-eval judge`")
     return out

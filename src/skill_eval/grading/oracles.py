@@ -16,7 +16,7 @@ from skill_eval.content.evals import Scenario
 from skill_eval.core import hashing, strict
 from skill_eval.core.errors import SkillEvalError, message_of
 from skill_eval.core.vocab import CheckStatus
-from skill_eval.grading.bundle import Bundle
+from skill_eval.grading.bundle import Bundle, is_sha256
 
 PREDICATES = ("command-exit-zero", "validation-pass", "git-worktree-clean", "git-managed-paths-only", "file-contains",
               "git-head-unchanged")
@@ -157,7 +157,102 @@ def receipt_problems(bundle: Bundle, scenario: Scenario | None) -> list[str]:
     if scenario is not None and facts.get("case") not in (None, scenario.id):
         reasons.append(f"facts.json is the receipt of case {facts['case']!r}, not {scenario.id!r}")
     reasons += _seed_problems(facts.get("seed"), seed)
+    reasons += digest_problems(bundle, facts)
     return reasons
+
+
+# -- the receipt's digests, compared whole ------------------------------------------------------
+EMPTY_SHA256 = hashing.sha256_bytes(b"")
+_REDERIVE = "re-record the run (the runner computes every digest; none is edited by hand)"
+
+
+def _placeholder(value: str) -> bool:
+    """A digest no hash function produced: one character repeated ("0" * 64, "f" * 40, ...)."""
+    return len(set(value)) == 1
+
+
+def _digest_fields(facts: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    """(field, value, is_commit_id) for every digest facts.json holds (null ones left out)."""
+    out: list[tuple[str, str, bool]] = []
+    for j, fact in enumerate(facts["actions"]):
+        for key in ("stdout_sha256", "stderr_sha256", "tree_before", "tree_after", "git_before", "git_after"):
+            if fact.get(key) is not None:
+                out.append((f"actions[{j}].{key}", fact[key], False))
+        out += [(f"actions[{j}].files[{path!r}]", digest, False) for path, digest in sorted(fact["files"].items())]
+        if fact.get("head") is not None:
+            out.append((f"actions[{j}].head", fact["head"], True))
+    seed = facts.get("seed")
+    if seed is not None:
+        for j, cmd in enumerate(seed["commands"]):
+            out += [(f"seed.commands[{j}].{key}", cmd[key], False) for key in ("stdout_sha256", "stderr_sha256")]
+        out += [(f"seed.files[{path!r}]", digest, False) for path, digest in sorted(seed["files"].items()) if digest]
+        out.append(("seed.tree_after", seed["tree_after"], False))
+        if seed.get("head") is not None:
+            out.append(("seed.head", seed["head"], True))
+    return out
+
+
+def digest_problems(bundle: Bundle, facts: dict[str, Any]) -> list[str]:
+    """Every digest of every action and seed command: well-formed, never a placeholder, and equal to
+    whatever the bundle can re-derive it from.
+
+    Re-derived: the tree and git digests chain from one action to the next (the runner takes the
+    next `*_before` right after the previous `*_after`, nothing runs between); HEAD cannot move across
+    an action whose git digest (which covers HEAD) did not change; one tree digest means one set of
+    changed paths and one content for each watched file; every watched file's bytes are stored at
+    facts/blobs/<sha256>; `git rev-parse [--verify] HEAD` printed the recorded HEAD and a line feed;
+    `git diff --quiet` prints nothing; a validation result was parsed from a non-empty stdout.
+    Stream digests of other commands (and of every seed command) are not stored anywhere else in the
+    bundle: they are checked for form only."""
+    reasons = []
+    for name, value, commit in _digest_fields(facts):
+        ok = (len(value) in (40, 64) and all(c in "0123456789abcdef" for c in value)) if commit else is_sha256(value)
+        if not ok or _placeholder(value):
+            what = "a 40/64-hex commit id" if commit else "a 64-hex sha256"
+            reasons.append(f"facts.json: {name} is {value[:16]!r}…, not {what} the runner computed; {_REDERIVE}")
+    acts = sorted(facts["actions"], key=lambda f: f["index"])
+    for a, b in zip(acts, acts[1:], strict=False):
+        for after, before in (("tree_after", "tree_before"), ("git_after", "git_before")):
+            if a[after] != b[before]:
+                reasons.append(f"facts.json: action {b['index']}'s {before} is not action {a['index']}'s {after} (nothing "
+                               f"runs between two actions); {_REDERIVE}")
+        if a["git_before"] is not None and a["git_before"] == a["git_after"] and a.get("head") != b.get("head"):
+            reasons.append(f"facts.json: action {b['index']}'s head differs from action {a['index']}'s although action "
+                           f"{a['index']} left the git state (HEAD included) unchanged; {_REDERIVE}")
+    by_tree: dict[str, dict[str, Any]] = {}
+    for fact in acts:
+        first = by_tree.setdefault(fact["tree_after"], fact)
+        both = (set(first["files"]) & set(fact["files"])) - {p for p in fact["files"] if p.startswith(".git/")}
+        if sorted(first["changed_paths"]) != sorted(fact["changed_paths"]) or \
+                any(first["files"][p] != fact["files"][p] for p in both):
+            reasons.append(f"facts.json: actions {first['index']} and {fact['index']} end in the same tree_after but "
+                           f"record different changed_paths or watched-file digests; {_REDERIVE}")
+        reasons += _stream_problems(fact)
+    for digest in sorted({d for fact in acts for d in fact["files"].values() if is_sha256(d)}):
+        try:
+            bundle.read_captured(f"{BLOB_DIR}/{digest}", digest)
+        except SkillEvalError as exc:
+            reasons.append(f"facts.json: a watched file's bytes are not stored intact ({message_of(exc)}); {_REDERIVE}")
+    return reasons
+
+
+def _stream_problems(fact: dict[str, Any]) -> list[str]:
+    argv, i = fact["argv"], fact["index"]
+    want: str | None = None
+    why = ""
+    if argv in (["git", "rev-parse", "--verify", "HEAD"], ["git", "rev-parse", "HEAD"]) and fact["exit_code"] == 0 \
+            and isinstance(fact.get("head"), str):
+        want, why = hashing.sha256_bytes(f"{fact['head']}\n".encode()), f"HEAD {fact['head'][:12]} and a line feed"
+    elif argv[:2] == ["git", "diff"] and "--quiet" in argv[2:argv.index("--") if "--" in argv else len(argv)]:
+        want, why = EMPTY_SHA256, "nothing (git diff --quiet prints nothing)"
+    out = []
+    if want is not None and fact["stdout_sha256"] != want:
+        out.append(f"facts.json: action {i}'s stdout_sha256 is not the digest of what {' '.join(argv)} prints: {why}; "
+                   f"{_REDERIVE}")
+    if fact["validation"] is not None and fact["stdout_sha256"] == EMPTY_SHA256:
+        out.append(f"facts.json: action {i} records a validation result but an empty stdout (the result is parsed "
+                   f"from stdout); {_REDERIVE}")
+    return out
 
 
 def _by_index(facts: dict[str, Any]) -> dict[int, dict[str, Any]]:

@@ -26,6 +26,7 @@ from typing import Any
 
 from skill_eval.content.config import Config
 from skill_eval.core import memo as memo_mod
+from skill_eval.core import seal
 from skill_eval.grading import isolation
 from skill_eval.grading.slimgrade import SlimGrade
 
@@ -49,6 +50,7 @@ class Result:
     grade: Any  # graders.Grade, or None when not graded (outside the layout, unreadable meta)
     contamination: list[str] | None = None  # a comparison-arm bundle's reasons ([] clean); None: not a control
     fresh_meta: dict[str, Any] | None = None  # a forked worker's meta, for the parent's freshness check (then None)
+    seal: tuple[str, str | None, str | None] | None = None  # (state, principal, reason) of its seal (core.seal)
 
     @property
     def path(self) -> Path:
@@ -128,9 +130,30 @@ def _one(meta_path: str, linkfree: bool = False, names: Collection[str] | None =
         grade = grade_bundle(path, _STATE["catalog"](), loaded=b)
         if _STATE["slim"]:
             grade = SlimGrade(grade)
+    sealed = None
+    if len(parts) == LAYOUT_DEPTH:
+        v = seal.verify(path, "/".join(parts), signers_of(cfg))
+        sealed = (v.state, v.principal, v.reason)
     return Result(where, parts, True, key, meta["run_id"], meta.get("skill") or "trigger", stale, grade,
                   contamination(cfg, b) if isolation.is_control(meta.get("arm")) else None,
-                  meta if deferred else None)
+                  meta if deferred else None, sealed)
+
+
+def signers_of(cfg: Config) -> list[seal.Signer]:
+    """The host's allowed signers, parsed once per process (before a pool forks: `Pass._start`)."""
+    path = cfg.allowed_signers_path
+    try:
+        st = path.stat()
+        key: tuple[str, int, int] = (str(path), st.st_mtime_ns, st.st_size)  # an edited file is read again
+    except OSError:
+        return []
+    cached = _SIGNERS.get(key)
+    if cached is None:
+        cached = _SIGNERS[key] = seal.load_allowed_signers(path)
+    return cached
+
+
+_SIGNERS: dict[tuple[str, int, int], list[seal.Signer]] = {}
 
 
 class _Refused(Exception):  # noqa: N818 - a private signal: the walk met an escaping symlink
@@ -265,6 +288,7 @@ class Pass:
             jobs = cores if len(self._units) > POOL_MIN and cores >= POOL_CORES else 1
         parallel = jobs > 1 and hasattr(os, "fork")
         self._owns_state = True
+        signers_of(self.cfg)  # parsed here, so a broken allowed_signers is one error, and workers inherit it
         _STATE.update(root=self.root, cfg=self.cfg, fresh=self.fresh, catalog=self.catalog,
                       grade=self._grade, slim=self._slim, defer=parallel,
                       real_root=Path(self._tree[0]).resolve() if self._tree is not None else None)
@@ -359,14 +383,21 @@ shared_memo = memo_mod.shared_memo
 def scripted_share() -> tuple[int, int]:
     """(bundles recorded with scripted model turns, bundles graded) in the active pass memo — what
     `pr`'s summary line says about the evidence it re-graded (scripted evidence is labelled everywhere)."""
-    scripted = total = 0
+    scripted, _unsigned, total = evidence_labels()
+    return scripted, total
+
+
+def evidence_labels() -> tuple[int, int, int]:
+    """(scripted, unsigned, graded) bundles in the active pass memo: the labels of `pr`'s summary line."""
+    scripted = unsigned = total = 0
     for key, results in (memo_mod.shared_memo() or {}).items():
         if isinstance(key, tuple) and key and key[0] == "survey":
             for r in results:
                 if r.grade is not None:
                     total += 1
-                    scripted += r.grade.meta.get("scripted") is True
-    return scripted, total
+                    scripted += r.grade.meta.get("model_source") in ("scripted", "local-endpoint")
+                    unsigned += r.seal is not None and r.seal[0] == "unsigned"
+    return scripted, unsigned, total
 
 
 is_sharing = memo_mod.is_sharing

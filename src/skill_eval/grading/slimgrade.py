@@ -16,7 +16,7 @@ class SlimGrade:
     `--json` keeps full grades)."""
 
     __slots__ = ("_bundle", "_prefix", "kind", "item", "_meta", "_checks", "zero_tolerance")
-    _META_KEYS = ("arm", "skill", "k", "run_id", "agent", "model", "scenario", "prompt_id", "kind", "scripted")
+    _META_KEYS = ("arm", "skill", "k", "run_id", "agent", "model", "scenario", "prompt_id", "kind", "scripted", "model_source")
     KEEP_REASONS = ("activation", "oracle", "receipt:facts")  # the gates' messages quote these
     _bundle: str
     _prefix: str | None

@@ -8,6 +8,7 @@ recorder did (read the live tree, walk it by path after the call) so it can fail
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sys
 import threading
@@ -143,3 +144,60 @@ def test_an_undeclared_write_by_the_subject_never_reaches_the_work_tree(tmp_path
     finally:
         rec.close()
     assert sorted(p.name for p in box.iterdir()) == ["in.so"]
+
+
+def test_a_relative_operand_above_the_work_root_is_refused(tmp_path: Path):
+    """From the snapshot (record/snap/N) `../../calls/1.json` names the runner's own record: refused, not
+    recorded as a harmless `missing` input (review finding; the absolute form is refused by the deny list)."""
+    box = tmp_path / "work"
+    box.mkdir()
+    tool = _tool(tmp_path, "print(open(sys.argv[1]).read())\n")
+    (tmp_path / "go").touch()
+    rec = Recorder(tmp_path / "store", PROFILE, tool, box, env={"PATH": "/usr/bin:/bin"})
+    try:
+        record, out, err = record_call(rec, ["abicheck", "../store/calls/1.json"], box)
+        second, out2, err2 = record_call(rec, ["abicheck", "../../calls/1.json"], box)
+    finally:
+        rec.close()
+    for r, o, e in ((record, out, err), (second, out2, err2)):
+        assert r["status"] == "spawn_failed" and o == b"" and b"leaves the work tree" in e, (r, e)
+    assert not (tmp_path / "started").exists()
+
+
+def test_a_missing_operand_is_recorded_as_the_agent_named_it(tmp_path: Path):
+    """The agent sees /work; a typo'd absolute operand is recorded as /work/..., never the host path."""
+    box = tmp_path / "sandbox-1-abcdefgh" / "work"
+    box.mkdir(parents=True)
+    tool = _tool(tmp_path, "print('ran')\n")
+    (tmp_path / "go").touch()
+    rec = Recorder(tmp_path / "store", PROFILE, tool, box, env={"PATH": "/usr/bin:/bin"}, seen_root="/work")
+    try:
+        reply = rec.run_call(["abicheck", "/work/old/libfoo.so"], "/work", {},
+                             os.open(os.devnull, os.O_RDONLY), os.open(os.devnull, os.O_WRONLY), os.open(os.devnull, os.O_WRONLY))
+    finally:
+        rec.close()
+    assert reply == b"X0\n"
+    (call,) = rec.calls()
+    assert call["inputs"] == [{"arg": 1, "path": "/work/old/libfoo.so", "kind": "missing", "sha256": None, "stable": True}]
+    assert str(box) not in json.dumps(call)
+
+
+def test_an_unreadable_operand_is_the_agents_refusal_not_an_infrastructure_error(tmp_path: Path, monkeypatch):
+    """A PermissionError while copying (chmod 000 by the agent; as root, simulated) refuses the call:
+    a recording failure would make the run an unscored infra_error the agent chose."""
+    box = tmp_path / "work"
+    box.mkdir()
+    (box / "old.so").write_bytes(b"x")
+    tool = _tool(tmp_path, "print('ran')\n")
+    (tmp_path / "go").touch()
+
+    def denied(*_a, **_k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("skill_eval.harness.runner.fdtree.snapshot", denied)
+    rec = Recorder(tmp_path / "store", PROFILE, tool, box, env={"PATH": "/usr/bin:/bin"})
+    try:
+        record, _out, err = record_call(rec, ["abicheck", "old.so"], box)
+    finally:
+        rec.close()
+    assert record["status"] == "spawn_failed" and b"cannot be read (Permission denied)" in err and rec.failures == []

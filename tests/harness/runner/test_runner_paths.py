@@ -97,7 +97,13 @@ def test_model_echoing_sandbox_paths_leaves_none_in_the_bundle(repo_copy, monkey
     assert final.startswith("I worked in <work>.") and "<home>" in final and "/sandbox-" not in final
     assert "<work>" in (bundle / "events.jsonl").read_text() and "<work>" in (bundle / "raw/stream.jsonl").read_text()
     assert find_local_paths(bundle) == []
-    counts = json.loads((bundle / "meta.json").read_text())["extra"]["path_placeholders"]
+    meta = json.loads((bundle / "meta.json").read_text())
+    # a loopback endpoint the runner does not run (this stub) may be a fake: never "a real model"
+    assert meta["scripted"] is False and meta["extra"]["model_source"] == "local-endpoint"
+    capsys.readouterr()
+    main(["grade", "--root", str(repo_copy), "--json", str(bundle)])
+    assert json.loads(capsys.readouterr().out)["model_source"] == "local-endpoint"
+    counts = meta["extra"]["path_placeholders"]
     assert counts["<work>"] >= 3 and counts["<home>"] >= 2  # final + events + raw each
     # the model itself saw the paths the agent saw (the replacement is the runner's, after the run): the
     # fixed layout under bubblewrap (no host path at all, runner/layout.py), the host's sandbox below it
@@ -125,3 +131,23 @@ def test_captured_subject_streams_are_scrubbed_and_their_digests_restated(tmp_pa
     assert stored == "Warning: '<work>/old/lib.so' — no headers\n".encode() and s.counts == {"<work>": 1}
     assert calls[0]["stderr"] == {"path": "captured/1.err", "sha256": hashlib.sha256(stored).hexdigest(), "bytes": len(stored)}
     assert calls[0]["stdout"]["bytes"] == 2  # untouched stream, untouched record
+
+
+def test_a_real_key_reaches_the_endpoint_through_the_proxy_and_never_the_agent(repo_copy, monkeypatch, capsys):
+    """Issue 24 item 4, with an endpoint the runner does not run (a loopback stub standing in for a
+    provider): the stub receives the runner's key, the agent only ever had the run's token, and neither
+    the key nor the token is in the bundle."""
+    key = "sk-canary-" + "9f3a" * 10
+    monkeypatch.setenv("SKILL_EVAL_OPENAI_API_KEY", key)
+    with Stub(_echo_model) as stub:
+        code = main(["run", "--root", str(repo_copy), "review-removed-export", "--agent", "openai-compatible", "--base-url",
+                     stub.url, "--model", "echo", "--no-trigger", "-k", "1", "--run-id", "proxied"])
+    assert code == 0, capsys.readouterr()
+    assert stub.requests and all(r["authorization"] == f"Bearer {key}" for r in stub.requests)
+    bundle = repo_copy / "agent-evals/skills/evidence/abi-compat-review/skill-agent/proxied/review-removed-export/0"
+    meta = json.loads((bundle / "meta.json").read_text())
+    assert meta["extra"]["credentials"] == "proxied" and meta["extra"]["proxy"]["forwarded"] == len(stub.requests)
+    for f in bundle.rglob("*"):
+        if f.is_file():
+            data = f.read_bytes()
+            assert key.encode() not in data and b"skill-eval-proxy-" not in data, f

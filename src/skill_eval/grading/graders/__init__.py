@@ -123,6 +123,8 @@ class Grade:
             "arm": self.meta.get("arm"),
             "skill": self.meta.get("skill"),
             "k": self.meta.get("k"),
+            "scripted": self.meta.get("scripted") is True,
+            "model_source": self.meta.get("model_source", "unknown"),  # scripted / local-endpoint: not a provider model
             "stage": stage,
             "passed": self.passed(stage),
             "dimensions": {n: c.to_json(stage) for n, c in sorted(self.checks.items()) if n.isdigit()},
@@ -161,15 +163,20 @@ class Catalog:
         if meta is None:
             return Context(subject=subject, rubric=self.rubric, problems=("meta.json is unreadable",))
         if meta["kind"] == "trigger":
-            return Context(subject=subject, rubric=self.rubric, prompt=self.prompts.get(meta.get("prompt_id", "")))
+            return Context(subject=subject, rubric=self.rubric, prompt=self.prompts.get(meta.get("prompt_id", "")),
+                           problems=tuple(_trigger_identity(meta)))
         sc = self.scenarios.get(meta.get("scenario", ""))
         if sc is None and path is not None and self._in_golden(path):
             sc = self.golden.get(meta.get("scenario", ""))
         if sc is None:
             return Context(subject=subject, rubric=self.rubric, problems=(f"scenario {meta.get('scenario')!r} is not in scenarios.yaml",))
         problems = []
-        if meta.get("skill") not in (None, sc.skill):
-            problems.append(f"meta.json names skill {meta.get('skill')!r} but scenario {sc.id} belongs to {sc.skill!r}")
+        if meta.get("skill") != sc.skill:
+            problems.append(f"meta.json: skill is {meta.get('skill')!r} but scenario {sc.id} belongs to {sc.skill!r}; "
+                            f"a behavioral bundle names its scenario's skill (re-record it)")
+        if "prompt_id" in meta:
+            problems.append(f"meta.json: a behavioral bundle carries prompt_id {meta['prompt_id']!r}; only trigger "
+                            f"bundles name a corpus prompt (re-record it)")
         return Context(
             subject=subject, rubric=self.rubric, scenario=sc, truth=self.truth.get(sc.fixture),
             fixture_dir=self._fixture_dir(sc.fixture), coverage_path=self.coverage_path,
@@ -189,6 +196,19 @@ class Catalog:
             return True
         except ValueError:
             return False
+
+
+def _trigger_identity(meta: dict[str, Any]) -> list[str]:
+    """A trigger run installs every skill and expects none in particular: its meta names no skill and
+    no scenario (the runner writes `"skill": null`), so a negative cannot be relabelled as some skill's."""
+    problems = []
+    if meta.get("skill") is not None:
+        problems.append(f"meta.json: skill is {meta['skill']!r} in a trigger bundle; a trigger run names no skill "
+                        f"(the runner writes null; re-record it)")
+    if "scenario" in meta:
+        problems.append(f"meta.json: a trigger bundle carries scenario {meta['scenario']!r}; only behavioral bundles "
+                        f"name a scenario (re-record it)")
+    return problems
 
 
 def _rules(dim: int) -> tuple[str, ...]:
@@ -293,4 +313,14 @@ def _meta_summary(meta: dict[str, Any]) -> dict[str, Any]:
         "arm": meta.get("arm"), "skill": meta.get("skill"), "k": meta.get("k"), "run_id": meta.get("run_id"),
         "agent": agent.get("name"), "model": meta.get("model"), "scenario": meta.get("scenario"),
         "prompt_id": meta.get("prompt_id"), "kind": meta.get("kind"), "scripted": meta.get("scripted") is True,
+        "model_source": model_source(meta),
     }
+
+
+def model_source(meta: dict[str, Any]) -> str:
+    """`scripted`, `local-endpoint` (a loopback endpoint the runner did not run: labelled like scripted) or
+    `remote:<host>`, as the runner recorded it (meta.extra.model_source); older bundles: scripted or unknown."""
+    if meta.get("scripted") is True:
+        return "scripted"
+    recorded = (meta.get("extra") or {}).get("model_source")
+    return recorded if isinstance(recorded, str) else "unknown"

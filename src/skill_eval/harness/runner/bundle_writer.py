@@ -36,8 +36,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from skill_eval.core import fsio, strict
-from skill_eval.core.errors import InputError, SkillEvalError
+from skill_eval.core import fsio, seal, strict
+from skill_eval.core.errors import InputError, SkillEvalError, message_of
 from skill_eval.harness.runner.isolation import pid_alive
 from skill_eval.harness.runner.secrets import MIN_SECRET_LEN, Hit, SecretLeak, describe, scan_fd, scanner
 
@@ -136,8 +136,9 @@ class BundleWriter:
     """
 
     def __init__(self, dest: Path, secrets: Mapping[str, str] | None = None, *, root: Path | None = None,
-                 held: Path | None = None):
+                 held: Path | None = None, sign: tuple[Path, str] | None = None):
         self.dest = Path(dest)
+        self.sign = sign  # (signing key, the bundle's path below the evidence root): core/seal.py, at sealing
         if root is None:  # no repository named: only the bundle's own directory is guarded
             self.dest.parent.mkdir(parents=True, exist_ok=True)
         self.root = Path(root) if root is not None else self.dest.parent
@@ -261,6 +262,13 @@ class BundleWriter:
         short = [n for n in self.secrets if 0 < len(self.secrets[n]) < MIN_SECRET_LEN]
         if self.redacted or remaining or short:
             self._hold(remaining, short)  # raises BundleHeld
+        if self.sign is not None:  # the runner's signature over every file, made outside any agent's reach
+            try:
+                seal.seal_tree(self.tmp, self.sign[1], None, self.sign[0])
+            except (OSError, SkillEvalError) as exc:
+                self.abort()
+                raise BundleWriteError(f"cannot sign the bundle: {message_of(exc) if isinstance(exc, SkillEvalError) else exc}",
+                                       source=self.dest, fix="check SKILL_EVAL_SIGNING_KEY (docs/SIGNING.md)") from None
         try:
             _fsync_tree(self._tmp_fd)
             os.rename(self._tmp_name, self._parts[-1], src_dir_fd=self._parent_fd, dst_dir_fd=self._parent_fd)

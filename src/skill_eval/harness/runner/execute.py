@@ -70,6 +70,7 @@ class RunOptions:
     adapter_options: dict[str, str] = field(default_factory=dict)
     temperature: float | None = None  # sampling of a real model; None: the endpoint's default
     seed: int | None = None  # base seed; each run gets its own (item_seed), recorded in meta.seed
+    signing_key: Path | None = None  # seals every bundle (core/seal.py); None: unsigned (SKILL_EVAL_SIGNING_KEY unset)
 
     @property
     def scripted(self) -> bool:
@@ -328,7 +329,8 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
             # hidden from the agent, so it gets a private copy
             script_path = Path(lay.visible(box.private_copy("model-script" + Path(script_rel).suffix,
                                                             _read_model_script(cfg.root / script_rel))))
-        proxy, base_url, credentials = _credential_proxy(adapter, base_url, opts.no_auth)
+        # scripted turns need no key: none is forwarded (meta then does not depend on the recording machine)
+        proxy, base_url, credentials = _credential_proxy(adapter, base_url, opts.no_auth or script is not None)
         model = scripted_model_id(cfg, opts) if script else opts.model
         binary, python, pythonpath = _agent_runtime(box.agent_dir, lay, adapter, agent_info.get("binary") or opts.binary)
         spec = adapter.launch(LaunchContext(
@@ -416,6 +418,8 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
                       "installed_skills": names, "model_script": script_rel, "path_placeholders": scrubber.counts,
                       **({"model_script_id": script.model_id} if script else {}), **({"aa": True} if opts.aa else {}),
                       **({"released_skill_digest": released} if released else {}),
+                      "model_source": model_source(script is not None, opts.base_url, adapter),
+                      **({"reported_model": nr.model} if nr.model else {}),
                       **({"credentials": "proxied" if proxy.upstream.credential else "none",
                           "proxy": {**proxy.stats, **({"refusals": proxy.refusals} if proxy.refusals else {})}}
                          if proxy is not None else {}), **({"package": agent_info["package"]} if agent_info.get("package") else {})},
@@ -431,7 +435,9 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
             keys.update(cur.route(obs["path"]))
         meta["digests"] = {k: cur.digest(k) for k in sorted(keys) if cur.digest(k)}
         writer = BundleWriter(dest, {**box.secrets(spec.credential_vars), **injected}, root=cfg.root,
-                              held=held_path(evidence_root(cfg), dest))
+                              held=held_path(evidence_root(cfg), dest),
+                              sign=(opts.signing_key, dest.relative_to(evidence_root(cfg)).as_posix())
+                              if opts.signing_key is not None else None)
         try:
             writer.add_text("prompt.txt", prompt)
             writer.add_bytes("raw/stream.jsonl", streams["stream"])
@@ -462,6 +468,18 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         box.cleanup()
 
 
+def model_source(scripted: bool, base_url: str | None, adapter: Adapter) -> str:
+    """Where the model turns came from, as the runner saw it (meta.extra.model_source): `scripted` (our
+    scripted server or the in-process script), `local-endpoint` (a loopback endpoint we do not run: it may
+    be a real local model or a fake; labelled like scripted everywhere), or `remote:<host>` (a provider)."""
+    if scripted:
+        return "scripted"
+    if is_loopback(base_url):
+        return "local-endpoint"
+    target = base_url or adapter.default_endpoint or ""
+    return f"remote:{urllib.parse.urlsplit(target).hostname or 'unknown'}"
+
+
 def _credential_proxy(adapter: Adapter, base_url: str | None,
                       no_auth: bool) -> tuple[CredentialProxy | None, str | None, dict[str, str]]:
     """(the run's credential proxy, the base URL the agent gets, the agent's credential variables).
@@ -479,8 +497,14 @@ def _credential_proxy(adapter: Adapter, base_url: str | None,
     parts = urllib.parse.urlsplit(target)
     real = None if no_auth else next((os.environ[v] for v in adapter.credential_vars if os.environ.get(v)), None)
     proxy = CredentialProxy(Upstream(f"{parts.scheme}://{parts.netloc}", real)).start()
-    present = [v for v in adapter.credential_vars if os.environ.get(v)]
-    credentials = {v: proxy.token for v in [adapter.credential_vars[0], *present]}
+    # The token goes under the variable the caller's key is in (the CLI then sends it in that key's form:
+    # an OAuth token as Bearer, an API key as x-api-key); with none set, under the adapter's first one. A
+    # skill-eval variable (codex's provider env_key) always gets it: the adapter's config names that one.
+    present = [] if no_auth else [v for v in adapter.credential_vars if os.environ.get(v)]
+    first = adapter.credential_vars[0]
+    credentials = {v: proxy.token for v in (present or [first])}
+    if first.startswith("SKILL_EVAL_"):
+        credentials[first] = proxy.token
     return proxy, proxy.url + parts.path.rstrip("/"), credentials
 
 

@@ -214,15 +214,24 @@ def tool_jail(level_name: str, hidden: Sequence[Path], writable: Sequence[Path],
 
 
 def subject_jail(level_name: str, hidden: Sequence[Path], readonly: Iterable[Path], snapshot: Path,
-                 writable: Sequence[Path]) -> ToolJail:
-    """The jail of one subject call: its operands' read-only snapshot, its own state and output
-    directories writable, nothing else of any sandbox (all at their host paths: the fixed /work
-    may be where the host keeps the subject's installation). Empty below the bwrap level."""
+                 writable: Sequence[Path], at: str | None = None) -> ToolJail:
+    """The jail of one subject call: its operands' read-only snapshot (at `at`, the agent's /work,
+    or at its host path), its own state and output directories writable, nothing else of any sandbox.
+    Empty below the bwrap level."""
     if level_name != "bwrap":
         return ToolJail(None)
     tools = [Path(p) for p in readonly if not any(_covers(Path(p), Path(h)) for h in hidden)]
-    binds = [*_tool_binds(tools), Bind(snapshot, str(snapshot)), *(Bind(Path(w), str(w), True) for w in writable)]
-    return ToolJail(View(tuple(binds), tuple(Path(h) for h in hidden), str(snapshot)))
+    where = at or str(snapshot)
+    binds = [*_tool_binds(tools), Bind(snapshot, where), *(Bind(Path(w), str(w), True) for w in writable)]
+    return ToolJail(View(tuple(binds), tuple(Path(h) for h in hidden), where))
+
+
+def jail_root(seen_root: str, readonly: Iterable[Path]) -> str | None:
+    """Where a subject jail can show the snapshot: the agent's own root (e.g. /work), unless a tree the
+    subject needs (its installation, the Python prefixes) lies below it on this host; then None."""
+    needed = [b.src for b in _tool_binds([Path(p) for p in readonly])]
+    root = Path(seen_root)
+    return None if any(_covers(root, p) or _covers(p, root) for p in needed) else seen_root
 
 
 @dataclass

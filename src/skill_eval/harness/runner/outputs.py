@@ -180,8 +180,12 @@ class Substituter:
     def _process(self, data: bytes | memoryview, final: bool) -> bytes | memoryview:
         parts: list[bytes | memoryview] = []
         pos = 0
+        # the first position where a key may still run past this chunk: a match there or after it waits
+        # for the next chunk, since a key starting before a match wins over it (leftmost, then longest)
+        first_open = len(data) if final else next(
+            (p for p in range(max(0, len(data) - self.hold), len(data)) if self._open_prefix(data, p)), len(data))
         for m in self.pattern.finditer(data):  # type: ignore[union-attr]  # only reached with keys: pattern is compiled
-            if not final and self._open_prefix(data, m.start()):
+            if first_open <= m.start():
                 break  # a longer key may complete here; decide with the next chunk
             parts += [data[pos : m.start()], self.mapping[bytes(m.group())]]
             self.count += 1

@@ -38,7 +38,8 @@ _HOP_BY_HOP = frozenset({"connection", "keep-alive", "te", "trailer", "transfer-
 _KEY_HEADERS = ("x-api-key", "x-goog-api-key")  # the header's whole value is the key
 _STRIPPED = frozenset({*_KEY_HEADERS, "authorization", "cookie", "expect", "content-length"})
 _CHUNK = 1 << 16
-_BODY_MAX = 256 << 20  # a longer request body is refused unread (the connection is closed after the answer)
+MAX_CONCURRENT = 16  # requests in flight (an agent CLI makes a few)
+_BODY_MAX = 64 << 20  # a longer request body is refused unread (the connection is closed after the answer)
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,14 @@ class _Handler(BaseHTTPRequestHandler):
         """Quiet (see _Server.handle_error)."""
 
     def do_GET(self) -> None:
-        self._relay()
+        slots = self.server.proxy._slots
+        if not slots.acquire(blocking=False):  # bounded: each request may buffer a body of up to _BODY_MAX
+            self._error(503, f"more than {MAX_CONCURRENT} requests at once")
+            return
+        try:
+            self._relay()
+        finally:
+            slots.release()
 
     do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
 
@@ -123,7 +131,9 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.dumps({"error": {"type": "skill_eval_proxy", "message": message}}).encode()
         self._head(status, None, [("Content-Type", "application/json"), ("Content-Length", str(len(body))),
                                   ("Connection", "close")])
-        self.wfile.write(body)
+        self.close_connection = True
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
     def _forms(self, keys: list[str]) -> set[str] | None:
         """The carriers the token came in, or None if the request is refused (no token, or any other value)."""
@@ -163,8 +173,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if len(proxy.refusals) < 20:  # what was refused, never a value: method, path, carriers present
                     carriers = sorted({h for h in (*_KEY_HEADERS, "authorization") if h in self.headers} | ({"key"} if keys else set()))
                     proxy.refusals.append(f"{self.command} {path} [{' '.join(carriers) or 'no credential'}]")
-            with suppress(ValueError):
-                self._read_body()  # read and dropped, so that the client gets to read the answer
+            # not read: a refused client may not make the runner buffer its body (the connection closes after the 401)
             return self._error(401, "this proxy accepts only the run's token; no other credential is forwarded")
         target = proxy._prefix + path + (f"?{query}" if query else "")
         try:
@@ -246,6 +255,7 @@ class CredentialProxy:
         self._port = parts.port or (443 if self._tls else 80)
         self._prefix = parts.path.rstrip("/")
         self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(MAX_CONCURRENT)
         self._stats = {"forwarded": 0, "refused": 0, "upstream_errors": 0}
         self.refusals: list[str] = []  # the first refused requests: method, path and which carriers they had
         self._connections: set[socket.socket] = set()

@@ -36,12 +36,12 @@ from skill_eval.harness import shim
 from skill_eval.harness.runner import fdtree
 from skill_eval.harness.runner import outputs as out_mod
 from skill_eval.harness.runner.client import CLIENT_MARKER
+from skill_eval.harness.runner.operands import OUTSIDE, Refused, collect, discard_snapshot, inside, map_token, open_root
 from skill_eval.harness.runner.outputs import OutputOptions, OutputRequest
 from skill_eval.harness.runner.tee import Stream
 
 # Functions that touch files directly: the recorder's own store and the sandbox tree it digests.
-FILE_IO_HELPERS = ("_write_atomic", "_read_head", "_dir_fd", "_open_root", "_discard_snapshot", "_links_in")
-OUTSIDE = "<outside-sandbox>"
+FILE_IO_HELPERS = ("_write_atomic", "_read_head", "_dir_fd")
 EXIT_REFUSED = 2  # a refused call (cwd or output outside the sandbox); collides with abicheck's API_BREAK
 EXIT_NOT_FOUND, EXIT_NOT_EXECUTABLE = 127, 126
 PIPE_SIZE = 1 << 20
@@ -53,9 +53,6 @@ FORWARDED_ENV = ("LANG", "LANGUAGE", "TZ", "COLUMNS", "LINES", "NO_COLOR", "TERM
 STATE_DIRS = {"HOME": "home", "XDG_CACHE_HOME": "home/.cache", "XDG_CONFIG_HOME": "home/.config",
               "XDG_DATA_HOME": "home/.local/share", "XDG_STATE_HOME": "home/.local/state", "TMPDIR": "tmp"}
 
-
-class Refused(Exception):
-    """The call is refused before anything runs (recorded as spawn_failed, exit EXIT_REFUSED)."""
 
 
 def _now() -> str:
@@ -78,43 +75,6 @@ def _read_head(path: str) -> bytes:
 def _dir_fd(path: str) -> int:
     """An O_PATH descriptor of a directory (binds a socket whose full path is over 108 bytes)."""
     return os.open(path, os.O_PATH | os.O_DIRECTORY)
-
-
-def _open_root(path: str) -> int:
-    """A descriptor of the work root: every operand and output is reached beneath it (runner/fdtree.py)."""
-    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-
-
-def _discard_snapshot(path: str) -> None:
-    """Remove a call's read-only snapshot (by descriptor, never following a link in it)."""
-    if os.path.lexists(path):
-        fdtree.discard(path)
-
-
-def _links_in(path: str) -> list[str]:
-    """Symbolic links in a snapshot (runner-private): a link the subject would follow could name a
-    file outside the snapshot, whose bytes no digest covers."""
-    if os.path.islink(path):
-        return [path]
-    found = []
-    for dirpath, dirnames, filenames in os.walk(path):
-        found += [os.path.join(dirpath, n) for n in [*dirnames, *filenames] if os.path.islink(os.path.join(dirpath, n))]
-    return found
-
-
-def _map_token(token: str, old: str, new: str) -> str:
-    """`token` (an operand, or OPT=VALUE / FMT=VALUE) with a leading `old` root replaced by `new`."""
-    if old == new:
-        return token
-    head, sep, value = token.rpartition("=") if "=" in token and not token.startswith(old) else ("", "", token)
-    if value == old or value.startswith(old + "/"):
-        return head + sep + new + value[len(old):]
-    return token
-
-
-def inside(path: str, root: str) -> bool:
-    real = os.path.realpath(path)
-    return real == root or real.startswith(root + os.sep)
 
 
 def _special(path: str) -> bool:
@@ -150,11 +110,13 @@ class Recorder:
     would read it for the agent. jail: (snapshot, cwd, writable dirs) -> argv prefix of the
     subject's jail (isolation.subject_jail: the call's read-only snapshot of its operands, its own
     state and output directories, nothing else of any sandbox); None: no jail (levels uid/none).
+    jail_root: the path at which the jail shows the snapshot (the agent's /work, so the subject reads
+    and reports the very paths the agent named); None: the snapshot's host path.
     """
 
     def __init__(self, store: Path, profile: Any, real: Path, sandbox_root: Path, *, env: Mapping[str, str],
                  prefix: Sequence[str] = (), deny: Sequence[Path] = (), seen_root: str | None = None,
-                 jail: Callable[[Path, str, list[str]], list[str]] | None = None):
+                 jail: Callable[[Path, str, list[str]], list[str]] | None = None, jail_root: str | None = None):
         real_s = os.fspath(real)
         if not os.path.isabs(real_s):
             raise ValueError(f"real tool path {real_s} must be absolute")
@@ -170,7 +132,11 @@ class Recorder:
         self.prefix = list(prefix)
         self.deny = [os.path.realpath(d) for d in deny]
         self.jail = jail
+        self.jail_root = jail_root if jail is not None else None  # where the jail shows the snapshot (None: its host path)
         self.allowed_env = frozenset(FORWARDED_ENV) | frozenset(getattr(profile, "env", ()) or ())
+        # "operands": the subject reads a read-only snapshot of its operands; "tree": a subject that reads its
+        # project configuration and edits the tree (towncrier) runs on the live work tree (digests only)
+        self.tree_mode = getattr(profile, "workspace", "operands") == "tree"
         for d in ("calls", "captured", "snap", *(f"subject/{v}" for v in STATE_DIRS.values())):
             os.makedirs(os.path.join(self.store, d), exist_ok=True)
         # the subject's own state: fresh, in the runner's store, never writable (or readable) by the agent
@@ -276,12 +242,13 @@ class Recorder:
         root_fd = -1
         try:
             try:
-                root_fd = _open_root(self.root)
+                root_fd = open_root(self.root)
                 rel_cwd = self._cwd(cwd, root_fd)
-                host_argv = [argv[0], *(_map_token(a, self.seen_root, self.root) for a in argv[1:])]
+                host_argv = [argv[0], *(map_token(a, self.seen_root, self.root) for a in argv[1:])]
                 host_cwd = os.path.normpath(os.path.join(self.root, rel_cwd))
                 requests = self._check(host_argv, host_cwd, number)
-                rec["inputs"] = self._inputs(host_argv, host_cwd, {o.arg_index for o in requests}, root_fd, snap)
+                rec["inputs"] = collect(host_argv, argv, host_cwd, {o.arg_index for o in requests}, root_fd, snap,
+                                        root=self.root, deny=self.deny, copy=not self.tree_mode)
                 rec["outputs"] = [out_mod.entry(o) for o in requests]
             except Refused as exc:
                 _say(stderr, str(exc))
@@ -300,7 +267,7 @@ class Recorder:
         finally:
             if root_fd >= 0:
                 os.close(root_fd)
-            _discard_snapshot(snap)
+            discard_snapshot(snap)
 
     def _rel(self, cwd: str) -> str:
         norm = os.path.normpath(cwd) if os.path.isabs(cwd) else None
@@ -334,56 +301,6 @@ class Recorder:
                               "refusing to run")
         return requests
 
-    def _inputs(self, argv: list[str], cwd: str, skip: set[int], root_fd: int, snap: str) -> list[dict[str, Any]]:
-        """Every operand (or --opt=VALUE, or @LIST) naming an existing path: copied once, through
-        descriptors, into the call's snapshot (the subject reads only the snapshot), digested as copied."""
-        found: dict[int, dict[str, Any]] = {}
-        inner: list[tuple[int, str, str]] = []
-        for i, arg in enumerate(argv[1:], start=1):
-            if i in skip or arg == "-":
-                continue
-            value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else (None if arg.startswith("-") else arg)
-            if not value:
-                continue
-            if value.startswith("@") and len(value) > 1 and not os.path.lexists(os.path.join(cwd, value)):
-                value = value[1:]  # `@FILE`: a list file the tool reads (graders.artifacts.norm reads it so too)
-            path = os.path.normpath(os.path.join(cwd, value))
-            if path == self.root or path.startswith(self.root + os.sep):
-                inner.append((i, value, os.path.relpath(path, self.root).replace(os.sep, "/")))
-                continue
-            if not os.path.lexists(path):
-                if "/" in value:
-                    found[i] = {"arg": i, "path": value, "kind": "missing", "sha256": None, "stable": True}
-                continue
-            if any(inside(path, d) for d in self.deny):
-                raise Refused(f"operand {value} names a path the agent may not read; refusing to run")
-            found[i] = {"arg": i, "path": OUTSIDE, "kind": "dir" if os.path.isdir(path) else "file",
-                        "sha256": None, "stable": False}
-        copied: list[str] = []  # operands copied whole; one inside them is digested from its copy
-        for i, value, rel in sorted(inner, key=lambda t: (t[2] != ".", t[2].count("/"), t[2])):
-            dest = snap if rel == "." else os.path.join(snap, rel)
-            try:
-                if any(c == "." or rel == c or rel.startswith(c + "/") for c in copied):
-                    kind, digest = fdtree.digest_path(dest)
-                else:
-                    if rel != ".":
-                        os.makedirs(os.path.dirname(dest), exist_ok=True)
-                    got = fdtree.snapshot(root_fd, rel, dest)
-                    kind, digest = got.kind, got.sha256
-                    copied.append(rel)
-                    if links := _links_in(dest):
-                        where = os.path.relpath(links[0], snap)
-                        raise Refused(f"operand {value} holds a symbolic link ({where}); the subject reads only regular "
-                                      "files and directories of the work tree; refusing to run")
-            except (FileNotFoundError, NotADirectoryError):
-                if "/" in value:
-                    found[i] = {"arg": i, "path": value, "kind": "missing", "sha256": None, "stable": True}
-                continue
-            except fdtree.Unsafe as exc:
-                raise Refused(f"operand {value} cannot be read safely ({exc}); refusing to run") from None
-            found[i] = {"arg": i, "path": rel, "kind": kind, "sha256": digest, "stable": True, "_rel": rel}
-        return [found[i] for i in sorted(found)]
-
     def _run(self, rec: dict[str, Any], argv: list[str], rel_cwd: str, environ: Mapping[str, str],
              requests: list[OutputRequest], fds: tuple[int, int, int], t0: float,
              control: socket.socket | None, snap: str, root_fd: int) -> bytes:
@@ -397,10 +314,17 @@ class Recorder:
         writable = [o.private if o.kind == "dir" else os.path.dirname(o.private) for o in requests if o.private is not None]
         # The subject runs on the snapshot's host path: the operands the agent named under its work
         # root point into the snapshot, and the snapshot's path reads as the agent's in the streams.
-        child_argv = [argv[0], *(_map_token(a, self.seen_root, snap) for a in argv[1:])]
-        run_cwd = os.path.join(snap, rel_cwd)
-        mapping = {os.fsencode(snap): os.fsencode(self.seen_root)}
-        prefix = self.jail(Path(snap), run_cwd, [*writable, self.state]) if self.jail is not None else []
+        # A tree-mode subject runs the same way on the live work tree itself.
+        base = self.root if self.tree_mode else snap
+        shown = self.jail_root or base  # where the subject finds it: the agent's own /work in a jail, if it can
+        child_argv = [argv[0], *(map_token(a, self.seen_root, shown) for a in argv[1:])]
+        run_cwd = os.path.join(shown, rel_cwd) if rel_cwd != "." else shown
+        mapping = {os.fsencode(shown): os.fsencode(self.seen_root)} if shown != self.seen_root else {}
+        if self.tree_mode:
+            writable.append(self.root)
+        prefix = self.jail(Path(base), run_cwd, [*writable, self.state]) if self.jail is not None else []
+        if self.jail is not None:
+            run_cwd = base  # the jail's --chdir sets the subject's own; bwrap itself starts from a host directory
         (out_r, out_w), (err_r, err_w) = _pipe(), _pipe()
         try:
             child = subprocess.Popen([*prefix, *self.prefix, self.real, *out_mod.rewrite_argv(child_argv, requests)[1:]],
@@ -452,7 +376,8 @@ class Recorder:
         """Final input digests, timing, and the record written to the store (atomically).
 
         `stable`: the live operand still holds the bytes the subject read (its snapshot), read again
-        beneath the work root; informational since the subject never read the live tree."""
+        beneath the work root. The subject never read the live tree; the graders still treat an unstable
+        input as no evidence (the agent changed what it asked about while asking)."""
         if requests is not None:  # the tool never ran
             out_mod.discard_private(requests)
             rec["outputs"] = [out_mod.entry(o) for o in requests]

@@ -391,13 +391,16 @@ class Sandbox:
             sock = root / "run" / "recorder.sock"
             hidden = [*deny, root.parent]
 
+            at = isolation.jail_root(lay.visible(work), tool_home) if level == "bwrap" else None
+
             def jail(snapshot: Path, cwd: str, writable: list[str]) -> list[str]:
-                return isolation.subject_jail(level, hidden, tool_home, snapshot, [Path(w) for w in writable]).argv(cwd)
+                return isolation.subject_jail(level, hidden, tool_home, snapshot, [Path(w) for w in writable],
+                                              at=at).argv(cwd)
 
             try:
                 box.recorder = Recorder(box.record, profile, Path(real), work, env={**BASE_ENV, "PATH": path},
                                         prefix=isolation.subject_prefix(), deny=deny, seen_root=lay.visible(work),
-                                        jail=jail if level == "bwrap" else None)
+                                        jail=jail if level == "bwrap" else None, jail_root=at)
                 install_client(box.bin, box.subject, Path(lay.visible(sock)), python=client_python or isolation.client_python(level),
                                seen_bin=lay.visible(box.bin))
                 box.recorder.listen(sock)

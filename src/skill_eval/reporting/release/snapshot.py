@@ -22,9 +22,10 @@ from skill_eval import __version__
 from skill_eval.content import freshness, selection
 from skill_eval.content.config import Config
 from skill_eval.content.generate import SKILL_DOMAIN
-from skill_eval.core import formats, hashing, schemas, strict
+from skill_eval.core import formats, hashing, schemas, seal, strict
 from skill_eval.core.errors import ConfigError, SkillEvalError, message_of
 from skill_eval.core.vocab import CaseState, RunState
+from skill_eval.grading import regrade
 from skill_eval.grading.graders import Catalog, grade_bundle
 from skill_eval.reporting.release.publication import publication_digest
 
@@ -151,12 +152,18 @@ def run_entry(cfg: Config, cur: freshness.Current, catalog: Catalog, raw_root: P
     else:
         stale = freshness.check_bundle_freshness(cfg, meta, cur)
         g = grade_bundle(path, catalog)
+        sealed = seal.verify(path, rel, regrade.signers_of(cfg))  # a release always requires signed evidence
+        entry["seal"] = {"state": sealed.state, "principal": sealed.principal}
         entry["failures"] = [str(f) for f in g.failures()]
         entry["not_judged"] = g.incomplete()
-        if g.failures():
+        if sealed.state == "invalid":
+            state, reasons = "fail", [f"forged: {sealed.reason}"]
+        elif g.failures():
             state, reasons = "fail", [f"failed checks {entry['failures']}"]
         else:
             reasons = ([f"stale: {stale[0]}"] if stale else []) + (
+                ["unsigned: no seal (a release requires signed evidence, docs/SIGNING.md)"]
+                if sealed.state == "unsigned" else []) + (
                 ["recorded with a scripted model: not a completed release arm"] if meta.get("scripted") is True else []) + (
                 [f"recorded with isolation {meta.get('isolation', 'none')!r}: the agent and the runner's own tools were "
                  "not in an OS sandbox (bubblewrap unavailable), so its evidence is incomplete unless waived"]
