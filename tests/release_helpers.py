@@ -7,9 +7,9 @@ runs are fresh; `judged=True` adds passing 4/5 judgments, `scripted=True` marks 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
-import functools
 import subprocess
 import tempfile
 from pathlib import Path
@@ -17,9 +17,8 @@ from typing import Any
 
 from conftest import git, git_commit_all, write
 
-from skill_eval.core import seal
 from skill_eval.content import config, freshness
-from skill_eval.core import outcomes
+from skill_eval.core import outcomes, seal
 from skill_eval.core.formats import FORMATS
 from skill_eval.grading.golden import RecordedCall, RecordedOutput, envelope, write_bundle
 

@@ -36,9 +36,8 @@ def test_release_stage_fails_unjudged_scripted_evidence_that_merge_accepts(tmp_p
 
 
 def test_release_stage_passes_judged_real_model_evidence(tmp_path):
-    from test_graders_helpers import make_repo
-
     from release_helpers import signing_key
+    from test_graders_helpers import make_repo
 
     from skill_eval.core import seal
 
