@@ -11,15 +11,12 @@ output); what it cannot (other stream digests, every seed stream) is checked for
 
 from __future__ import annotations
 
-import io
 import json
-import shutil
-import subprocess
-import tarfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_holes_bundle import committed  # the one HEAD-copy helper of the hole tests
 
 from skill_eval.content import config
 from skill_eval.grading.graders import RECEIPT, Catalog, grade_bundle
@@ -38,21 +35,6 @@ def catalog() -> Catalog:
 
 def copy(tmp: Path) -> Path:
     return committed(GOOD, tmp)
-
-
-def committed(rel: Path, dest: Path) -> Path:
-    """The bundle at `rel` as committed (HEAD), not as the working tree has it now (evidence may be
-    re-recorded while tests run), without its seal files."""
-    rel_s = rel.relative_to(REPO).as_posix()
-    data = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", "HEAD", rel_s], check=True,
-                          capture_output=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest / "x", filter="data")
-    shutil.move(str(dest / "x" / rel_s), dest / "bundle")
-    shutil.rmtree(dest / "x")
-    for seal in ("seal.json", "seal.sig"):
-        (dest / "bundle" / seal).unlink(missing_ok=True)
-    return dest / "bundle"
 
 
 def edit_facts(path: Path, change: Any) -> None:

@@ -87,7 +87,7 @@ def _seal(cfg: Config, path: Path, stage: str) -> tuple[str, bool, Any]:
     v = seal.verify(path, rel, regrade.signers_of(cfg))
     if v.state == "signed":
         return f"  seal: signed by {v.principal}", False, v
-    if v.state == "invalid" and (committed or (path / seal.SEAL).exists()):
+    if v.state == "invalid":
         return f"  seal: FORGED — {v.reason}", True, v
     bad = committed and (cfg.signatures == "require" or stage == "release")
     return f"  seal: UNSIGNED{' (fails: signatures required)' if bad else ''}", bad, v

@@ -380,13 +380,6 @@ sharing = memo_mod.sharing  # re-exported: callers say `regrade.sharing()`
 shared_memo = memo_mod.shared_memo
 
 
-def scripted_share() -> tuple[int, int]:
-    """(bundles recorded with scripted model turns, bundles graded) in the active pass memo — what
-    `pr`'s summary line says about the evidence it re-graded (scripted evidence is labelled everywhere)."""
-    scripted, _unsigned, total = evidence_labels()
-    return scripted, total
-
-
 def evidence_labels() -> tuple[int, int, int]:
     """(scripted, unsigned, graded) bundles in the active pass memo: the labels of `pr`'s summary line."""
     scripted = unsigned = total = 0
