@@ -180,3 +180,26 @@ def test_the_agent_sees_fixed_paths_and_no_host_path(tmp_path: Path, repo: Path)
         assert {f.split()[4] for f in seen["mountinfo"]} >= {"/work", "/home/agent", "/tmp", "/run/skill-eval/bin"}
     finally:
         box.cleanup()
+
+
+@pytest.mark.parametrize("live", [False, True])
+def test_the_subject_jail_shows_its_tree_at_the_agents_path_writable_only_when_live(tmp_path: Path, live: bool):
+    # The jail shows the subject's tree at the agent's own root (`at`, /work where the host allows).
+    # An operand snapshot is read-only there; the live tree of a tree-mode subject (towncrier writing
+    # its fragment) must be writable there too, not only at its host path (a CI clone outside /work
+    # put it read-only at /work and every fragment the subject wrote failed with EROFS).
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    state = tmp_path / "state"
+    state.mkdir()
+    at = "/skill-eval-jail-test"
+    prefix = isolation.subject_jail("bwrap", [], [], tree, [state], at=at, live=live).argv(at)
+    done = subprocess.run([*prefix, "sh", "-c", f"echo state > {state}/s; echo made > {at}/made"],
+                          capture_output=True, text=True, check=False)
+    assert (state / "s").read_text() == "state\n"
+    if live:
+        assert done.returncode == 0, done.stderr
+        assert (tree / "made").read_text() == "made\n"
+    else:
+        assert done.returncode != 0 and "Read-only file system" in done.stderr
+        assert not (tree / "made").exists()

@@ -214,15 +214,16 @@ def tool_jail(level_name: str, hidden: Sequence[Path], writable: Sequence[Path],
 
 
 def subject_jail(level_name: str, hidden: Sequence[Path], readonly: Iterable[Path], snapshot: Path,
-                 writable: Sequence[Path], at: str | None = None) -> ToolJail:
+                 writable: Sequence[Path], at: str | None = None, live: bool = False) -> ToolJail:
     """The jail of one subject call: its operands' read-only snapshot (at `at`, the agent's /work,
     or at its host path), its own state and output directories writable, nothing else of any sandbox.
-    Empty below the bwrap level."""
+    live: `snapshot` is the live work tree of a tree-mode subject (`[subject] workspace = "tree"`),
+    shown writable where the subject finds it. Empty below the bwrap level."""
     if level_name != "bwrap":
         return ToolJail(None)
     tools = [Path(p) for p in readonly if not any(_covers(Path(p), Path(h)) for h in hidden)]
     where = at or str(snapshot)
-    binds = [*_tool_binds(tools), Bind(snapshot, where), *(Bind(Path(w), str(w), True) for w in writable)]
+    binds = [*_tool_binds(tools), Bind(snapshot, where, live), *(Bind(Path(w), str(w), True) for w in writable)]
     return ToolJail(View(tuple(binds), tuple(Path(h) for h in hidden), where))
 
 

@@ -107,7 +107,7 @@ class Recorder:
     put before the tool (e.g. setpriv --pdeathsig, so a runner killed with SIGKILL takes its
     subjects along). deny: trees the agent must not read (repository, store, runner home): an
     operand naming a path there is refused, since the tool runs outside the agent's view and
-    would read it for the agent. jail: (snapshot, cwd, writable dirs) -> argv prefix of the
+    would read it for the agent. jail: (snapshot, cwd, writable dirs, live) -> argv prefix of the
     subject's jail (isolation.subject_jail: the call's read-only snapshot of its operands, its own
     state and output directories, nothing else of any sandbox); None: no jail (levels uid/none).
     jail_root: the path at which the jail shows the snapshot (the agent's /work, so the subject reads
@@ -116,7 +116,7 @@ class Recorder:
 
     def __init__(self, store: Path, profile: Any, real: Path, sandbox_root: Path, *, env: Mapping[str, str],
                  prefix: Sequence[str] = (), deny: Sequence[Path] = (), seen_root: str | None = None,
-                 jail: Callable[[Path, str, list[str]], list[str]] | None = None, jail_root: str | None = None):
+                 jail: Callable[[Path, str, list[str], bool], list[str]] | None = None, jail_root: str | None = None):
         real_s = os.fspath(real)
         if not os.path.isabs(real_s):
             raise ValueError(f"real tool path {real_s} must be absolute")
@@ -320,9 +320,8 @@ class Recorder:
         child_argv = [argv[0], *(map_token(a, self.seen_root, shown) for a in argv[1:])]
         run_cwd = os.path.join(shown, rel_cwd) if rel_cwd != "." else shown
         mapping = {os.fsencode(shown): os.fsencode(self.seen_root)} if shown != self.seen_root else {}
-        if self.tree_mode:
-            writable.append(self.root)
-        prefix = self.jail(Path(base), run_cwd, [*writable, self.state]) if self.jail is not None else []
+        # a tree-mode subject edits the live tree: the jail shows it writable where the subject finds it
+        prefix = self.jail(Path(base), run_cwd, [*writable, self.state], self.tree_mode) if self.jail is not None else []
         if self.jail is not None:
             run_cwd = base  # the jail's --chdir sets the subject's own; bwrap itself starts from a host directory
         (out_r, out_w), (err_r, err_w) = _pipe(), _pipe()

@@ -393,9 +393,9 @@ class Sandbox:
 
             at = isolation.jail_root(lay.visible(work), tool_home) if level == "bwrap" else None
 
-            def jail(snapshot: Path, cwd: str, writable: list[str]) -> list[str]:
+            def jail(snapshot: Path, cwd: str, writable: list[str], live: bool) -> list[str]:
                 return isolation.subject_jail(level, hidden, tool_home, snapshot, [Path(w) for w in writable],
-                                              at=at).argv(cwd)
+                                              at=at, live=live).argv(cwd)
 
             try:
                 box.recorder = Recorder(box.record, profile, Path(real), work, env={**BASE_ENV, "PATH": path},
