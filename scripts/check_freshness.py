@@ -6,7 +6,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from skill_eval.cli import main  # noqa: E402
+try:
+    import skill_eval.commands.freshness  # noqa: F401 - its dependencies too, so a missing one gets the hint
+    from skill_eval.cli import main
+except ImportError as exc:  # skill-eval (or a dependency of it) is not installed for this Python
+    sys.exit(f"{Path(__file__).name}: skill-eval is not installed for {sys.executable} ({exc}); install it: "
+             "pip install /path/to/skill-eval-checkout (or pipx install git+<skill-eval repository URL>)")
 
 if __name__ == "__main__":
     sys.exit(main(["freshness", *sys.argv[1:]]))

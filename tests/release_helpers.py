@@ -1,7 +1,10 @@
-"""Support for the release tests: a two-case host (mini_repo) and runs recorded as bundles.
+"""Support for the release tests: a four-case host (mini_repo) and runs recorded as bundles.
 
 Bundles are written with `golden.write_bundle`, digests taken from the current checkout so the
 runs are fresh; `judged=True` adds passing 4/5 judgments, `scripted=True` marks scripted turns.
+Two cases per skill and `[stats] min_paired_scenarios = 2`, so the lift gate has a number (the
+paired statistics never answer below 2); runs say they came from a remote provider, as the runner
+records a real model's (meta.extra.model_source).
 """
 
 from __future__ import annotations
@@ -27,11 +30,17 @@ schema_version: 1
 scenarios:
   - {id: alpha-break, skill: alpha, category: A, status: ready, prompt: "does it break?", fixture: case-one,
      invocation_class: single-pair, human_review_questions: ["Did it name the removed widget?"]}
+  - {id: alpha-break-2, skill: alpha, category: A, status: ready, prompt: "does it break now?", fixture: case-one,
+     invocation_class: single-pair, human_review_questions: ["Did it name the removed widget?"]}
   - {id: beta-same, skill: beta, category: A, status: ready, prompt: "same?", fixture: case-two, invocation_class: single-pair,
      human_review_questions: ["Did it avoid inventing work?"]}
+  - {id: beta-same-2, skill: beta, category: A, status: ready, prompt: "still the same?", fixture: case-two,
+     invocation_class: single-pair, human_review_questions: ["Did it avoid inventing work?"]}
 """
-VERDICT = {"alpha-break": ("BROKEN", 4, "case-one"), "beta-same": ("OK", 0, "case-two")}
-SKILL = {"alpha-break": "alpha", "beta-same": "beta"}
+VERDICT = {"alpha-break": ("BROKEN", 4, "case-one"), "alpha-break-2": ("BROKEN", 4, "case-one"),
+           "beta-same": ("OK", 0, "case-two"), "beta-same-2": ("OK", 0, "case-two")}
+SKILL = {"alpha-break": "alpha", "alpha-break-2": "alpha", "beta-same": "beta", "beta-same-2": "beta"}
+MODEL_SOURCE = "remote:api.example.invalid"
 JUDGED = {"schema_version": 1, "judgments": [
     {"dimension": d, "passed": True, "score": 1, "judge_model": "judge-m", "judge_version": "1", "rubric_version": "1",
      "prompt_sha256": "0" * 64, "rationale": "ok", "judged_at": "2026-11-30T00:00:00Z"} for d in (4, 5)]}
@@ -50,7 +59,8 @@ def setup_host(root: Path) -> config.Config:
     write(root, "evals/scenarios.yaml", SCENARIOS)
     write(root, "evals/allowed_signers", signing_key()[1] + "\n")
     toml = (root / "skill-eval.toml").read_text()
-    (root / "skill-eval.toml").write_text(toml.replace('verdict_path = "verdict"', 'verdict_path = "verdict"\nevidence_path = "evidence_tiers"'))
+    toml = toml.replace('verdict_path = "verdict"', 'verdict_path = "verdict"\nevidence_path = "evidence_tiers"')
+    (root / "skill-eval.toml").write_text(toml + "\n[stats]\nmin_paired_scenarios = 2\n")
     git_commit_all(root, "release cases")
     git(root, "tag", "v1")
     return config.load(root)
@@ -64,7 +74,7 @@ def rubric_version(cfg: config.Config) -> str:
 
 def record_run(cfg: config.Config, scenario: str, arm: str, k: int, *, isolation: str = "bwrap", verdict: str | None = None, judged: bool = True,
                scripted: bool = False, status: str = "complete", root: Path | None = None, run_id: str = "run1",
-               released_digest: str | None = None) -> Path:
+               released_digest: str | None = None, model_source: str = MODEL_SOURCE) -> Path:
     want, code, fixture = VERDICT[scenario]
     verdict = verdict or want
     skill = SKILL[scenario]
@@ -78,7 +88,8 @@ def record_run(cfg: config.Config, scenario: str, arm: str, k: int, *, isolation
         "agent": {"name": "claude-code", "version": "2.0", "binary_sha256": "a" * 64}, "model": "real-model-1",
         "adapter_tier": "1", "runner_version": "0.1.0", "digests": digests, "observed_inputs": [],
         "started_at": "2026-11-30T00:00:00Z", "finished_at": "2026-11-30T00:01:00Z", "status": status,
-        "scripted": scripted, "extra": {"released_skill_digest": released_digest} if released_digest else {},
+        "scripted": scripted, "extra": {"model_source": "scripted" if scripted else model_source,
+                                        **({"released_skill_digest": released_digest} if released_digest else {})},
     }
     if status != "complete":
         meta["status_reason"] = "timeout"

@@ -61,12 +61,13 @@ COMMANDS: dict[str, CommandInfo] = {
     "baseline": CommandInfo("skill_eval.commands.baseline", "show or record the per-(skill, agent, model) baselines for dimensions 1, 3, 4 and 5"),
     "golden": CommandInfo("skill_eval.commands.golden", "re-grade the golden corpus and demand each bundle's exact expected failure set (L4)"),
     "run": CommandInfo("skill_eval.commands.run", "record evidence: run the selected scenarios/prompts k times with an agent (maintainer-run, needs an agent)"),
+    "plan": CommandInfo("skill_eval.commands.plan", "print the recording plan cut into N shards: item counts, plan digest, and the CI job matrix (GitHub, GitLab)"),
     "model-server": CommandInfo("skill_eval.commands.model_server", "serve a scripted model (Anthropic, OpenAI Responses or Gemini API) on 127.0.0.1"),
     "lift": CommandInfo("skill_eval.commands.lift", "lift per skill/agent/model and arm pair, paired by scenario, with bootstrap CI, sign test and A/A floor"),
     "scorecard": CommandInfo("skill_eval.commands.scorecard", "write scorecard.json / .md / .html: lift with CIs, activation, dimensions, pass^k, cost, audit"),
     "import": CommandInfo("skill_eval.commands.import_cmd", "import skill-creator evals (evals/evals.json + trigger-eval set) into the trigger corpus and draft scenarios"),
     "export": CommandInfo("skill_eval.commands.export_cmd", "export scenarios as Harbor tasks (harbor) or staged imports back to skill-creator's evals.json (evals-json)"),
-    "explain": CommandInfo("skill_eval.commands.explain", "explain a term: L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, evidence, pending, subject, tier, k, adopt, oracle"),
+    "explain": CommandInfo("skill_eval.commands.explain", "explain a term: L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, evidence, pending, subject, tier, k, adopt, oracle, corpus, suppress, publish"),
     "release": CommandInfo("skill_eval.commands.release", "release evaluation: stage (sealed, stops for a human worksheet), resume (report), verify (signatures)"),
     "clean": CommandInfo("skill_eval.commands.clean", "remove the sandboxes and partial bundles that killed runs left behind (a live run's are kept)"),
     "judge": CommandInfo("skill_eval.commands.judge", "judge dimensions 4/5 of behavioural bundles with a (blinded) judge model; appends to judgments.json"),
@@ -74,7 +75,7 @@ COMMANDS: dict[str, CommandInfo] = {
 
 # = skill_eval.commands.explain.epilog() (a test keeps them equal); literal so `--help` imports no command module
 EPILOG = ("terms (`skill-eval explain TERM` for more): L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, "
-          "evidence, pending, subject, tier, adopt, k, oracle")
+          "evidence, pending, subject, tier, adopt, k, oracle, corpus, suppress, publish")
 DESCRIPTION = ("Prove with re-runnable evidence that Agent Skills work. "
                "Exit codes: 0 ok, 1 a check failed, 2 usage, configuration or bad input, 3 internal error.")
 

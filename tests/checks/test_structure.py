@@ -67,11 +67,20 @@ def test_broken_relative_link(mini_repo, capsys):
 
 
 def test_link_escaping_the_skill(mini_repo, capsys):
+    (mini_repo / "README.md").write_text("# host\n")
     p = mini_repo / "skills-src/beta/SKILL.md"
     p.write_text(p.read_text() + "\nSee [readme](../../README.md).\n")
     regen(mini_repo)
-    rc, out = run_check(mini_repo, capsys)
-    assert rc == 1 and "leaves the skill folder" in out
+    rc, out = run_check(mini_repo, capsys)  # resolves in the repository: a portability warning for a plugin
+    assert rc == 0 and "warning: skills-src/beta/SKILL.md: link '../../README.md' leaves the skill folder" in out
+    cfg = mini_repo / "skill-eval.toml"
+    cfg.write_text(cfg.read_text().replace("[evals]", '[checks]\npublish = "standalone"\n\n[evals]', 1))
+    rc, out = run_check(mini_repo, capsys)  # published alone: the same link is an error
+    assert rc == 1 and "error: skills-src/beta/SKILL.md: link '../../README.md' leaves the skill folder" in out
+    p.write_text(p.read_text() + "\nSee [gone](../../NOPE.md).\n")
+    regen(mini_repo)
+    rc, out = run_check(mini_repo, capsys)  # resolves nowhere: a broken link whatever the publishing
+    assert rc == 1 and "broken relative link '../../NOPE.md'" in out
 
 
 def test_unresolved_references_path_mention(mini_repo, capsys):

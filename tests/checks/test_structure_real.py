@@ -106,21 +106,17 @@ def test_every_link_form_and_named_path_is_resolved(repo, capsys):
     add(repo, "no-folders", GOOD.format(n="no-folders") + "Run `python scripts/build.py` in your project.\n")
     rc, errors, out = check(repo, capsys)
     assert rc == 1
+    # links are always pointers; a named path only when the agent is told to use it (here: a command that
+    # runs it). `assets/icon.svg` and `templates/missing.html` are named in prose, so they are examples.
     assert sorted(m for w, m in errors if w == "skills/bad/SKILL.md") == sorted([
         "broken relative link 'references/missing guide.md' (no references/missing guide.md in the published skill)",
         "broken relative link 'assets/logo.png' (no assets/logo.png in the published skill)",
         "broken relative link 'docs/gone.md' (no docs/gone.md in the published skill)",
-        "names 'references/missing%20guide.md', which does not exist in the skill",
-        "names 'assets/logo.png', which does not exist in the skill",
         "names 'scripts/nope.py', which does not exist in the skill",
-        "names 'assets/icon.svg', which does not exist in the skill",
-        "names 'templates/missing.html', which does not exist in the skill",
     ])
     assert not [e for e in errors if e[0] != "skills/bad/SKILL.md"]
-    # a skill with no scripts/ folder naming scripts/build.py: maybe the user's path — a warning, not an error
-    assert [(w["where"], w["message"]) for w in out["warnings"]] == [
-        ("skills/no-folders/SKILL.md", "names 'scripts/build.py', but the skill has no scripts/ folder "
-                                       "(ship it, or write the path so it is clearly the user's)")]
+    # a skill with no scripts/ folder naming scripts/build.py "in your project": the user's path, no finding
+    assert out["warnings"] == []
 
 
 @pytest.mark.parametrize("field,value,needle", [

@@ -121,7 +121,9 @@ def test_init_keeps_existing_copies_published_and_detects_claude_layout(tmp_path
     out = capsys.readouterr().out
     cfg = config.load(repo)
     assert cfg.skills_source == "skills-src" and cfg.published == (".claude/skills",)
-    assert ".agents/skills/ (1 skill(s)) is not covered" in out
+    # .agents/skills/ holds a skill of its own (not a copy): every source is adopted, and init says so
+    assert [(s.path, s.published) for s in cfg.sources] == [("skills-src", (".claude/skills",)), (".agents/skills", ())]
+    assert "sources: skills-src/, .agents/skills/ (every one adopted, [[skills.sources]])" in out
     assert main(["check-skills", "--root", str(repo)]) == 0
 
 

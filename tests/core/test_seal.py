@@ -156,3 +156,33 @@ def test_a_signing_key_inside_the_repository_is_refused(tmp_path: Path):
         seal.signing_key({seal.KEY_ENV: str(key)}, repo=tmp_path)
     assert seal.signing_key({}, repo=tmp_path) is None
     assert seal.signing_key({seal.KEY_ENV: str(key)}, repo=tmp_path / "elsewhere") == key
+
+
+@pytest.mark.parametrize(("mutate", "needle"), [
+    (lambda d: d.update(extra=1), "extra"),
+    (lambda d: d["files"].update({"meta.json": "0" * 63}), "files"),
+    (lambda d: d["files"].update({"../escape": "0" * 64}), "files"),
+    (lambda d: d["identity"].update(k="0"), "identity"),
+    (lambda d: d.update(schema_version=2), "newer skill-eval"),
+    (lambda d: d.pop("identity"), "identity"),
+])
+def test_a_signed_manifest_of_the_wrong_shape_is_invalid_naming_the_field(tmp_path: Path, signed, mutate, needle):
+    # signed by an allowed key, so only the schema (schemas/seal.schema.json) can refuse it
+    root, pub, key = signed
+    data = json.loads((root / seal.SEAL).read_text())
+    mutate(data)
+    from skill_eval.core import hashing
+    raw = hashing.canonical_json(data)
+    (root / seal.SEAL).write_bytes(raw)
+    (root / seal.SIG).write_bytes(seal.sign(raw, key))
+    v = seal.verify(root, REL, signers(tmp_path, f"alice@example.org {pub}"))
+    assert v.state == "invalid" and "seal.json" in (v.reason or "") and needle in (v.reason or ""), v
+
+
+@pytest.mark.parametrize("raw", [b'{"schema_version": 1, "schema_version": 1}', b'{"signed_at": NaN}', b"\xff\xfe{}"])
+def test_a_signed_manifest_that_is_not_strict_json_is_invalid(tmp_path: Path, signed, raw: bytes):
+    root, pub, key = signed
+    (root / seal.SEAL).write_bytes(raw)
+    (root / seal.SIG).write_bytes(seal.sign(raw, key))
+    v = seal.verify(root, REL, signers(tmp_path, f"alice@example.org {pub}"))
+    assert v.state == "invalid" and "seal.json" in (v.reason or ""), v

@@ -15,20 +15,19 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO, git_commit_all
-from release_helpers import record_run, setup_host
+from release_helpers import SKILL, record_run, setup_host
 
 from skill_eval import cli
 from skill_eval.commands import pr as pr_cmd
 from skill_eval.content import config
 from skill_eval.core import schemas, strict
 from skill_eval.core.errors import CheckFailed, InputError
-from skill_eval.reporting.release import flow, report, sign
+from skill_eval.reporting.release import flow, report, sign, worksheet
 from skill_eval.reporting.release import snapshot as snap
 from skill_eval.reporting.release import stage as stage_mod
 
 GATES = [{"gate": g, "status": "pass"} for g in ("check_skills", "evidence", "pack")]
-CASES = ("alpha-break", "beta-same")
-SKILL = {"alpha-break": "alpha", "beta-same": "beta"}
+CASES = tuple(SKILL)
 
 
 @pytest.fixture
@@ -37,11 +36,14 @@ def cfg(mini_repo):
 
 
 def record_all(cfg, *, released=False, skip=(), **over):
+    """Every case's skill-agent and baseline runs (k of each), and released:v1 runs when asked."""
     digests = snap.released_skills(cfg, "v1", ["alpha", "beta"])["skills"] if released else {}
     for case in CASES:
         for k in range(cfg.k):
             if (case, "skill-agent", k) not in skip:
                 record_run(cfg, case, "skill-agent", k, **over.get(case, {}))
+            if (case, "baseline", k) not in skip:
+                record_run(cfg, case, "baseline", k, **over.get(("baseline", case), {}))
             if released and (case, "released", k) not in skip:
                 record_run(cfg, case, "released:v1", k, released_digest=digests[SKILL[case]], **over.get(("released", case), {}))
 
@@ -53,7 +55,11 @@ def do_stage(cfg, tmp_path, released=None, checks=GATES, **kw):
 def fill(st, answers: dict[str, str], path: Path | None = None, mutate=None) -> Path:
     ws = yaml.safe_load(st.worksheet_path.read_text())
     for row in ws["cases"]:
-        row["comparison"] = answers[row["case"]]
+        row["comparison"] = answers.get(row["case"])
+        if row["comparison"] is None:  # a skill's 2nd case: like its 1st where the evidence allows it
+            ok = worksheet.allowed(row["evidence"], row["baseline_required"])
+            first = answers[row["case"].removesuffix("-2")]
+            row["comparison"] = first if first in ok else ok[0]
         row["review"] = f"Reviewed {row['case']}: answered every question."
     if mutate:
         mutate(ws)
@@ -162,7 +168,10 @@ def test_incomplete_evidence_kinds(cfg, tmp_path, kind):
     cases = st.record["snapshot"]["cases"]
     assert cases["alpha-break"]["state"] == "incomplete" and cases["beta-same"]["state"] == "complete", cases["alpha-break"]["reasons"]
     r = resume(cfg, st, fill(st, {"alpha-break": "inconclusive", "beta-same": "same"}))
-    assert r.record["outcome"] == "incomplete"
+    if kind == "timeout":  # a run cut off mid-way is the agent's budget stop: a scored failure, so the lift is negative
+        assert r.record["outcome"] == "fail" and "lift of skill-agent over baseline for skill alpha" in r.record["reasons"][0]
+    else:
+        assert r.record["outcome"] == "incomplete"
 
 
 # ----------------------------------------------------------------------------- waivers
@@ -269,7 +278,7 @@ def test_changed_worksheet_case_id_is_refused(cfg, tmp_path):
     def drop(w):
         del w["cases"][1]
     fill(st, {c: "candidate-only" for c in CASES}, mutate=drop)
-    with pytest.raises(InputError, match=r"case\(s\) \['beta-same'\] of the stage are missing"):
+    with pytest.raises(InputError, match=r"case\(s\) \['alpha-break-2'\] of the stage are missing"):
         resume(cfg, st, ws)
 
     def question(w):
@@ -387,7 +396,7 @@ def test_this_repository_stages_and_reports_incomplete(tmp_path, monkeypatch):
 
 
 def test_run_records_every_required_arm_once_into_the_session(repo_copy, tmp_path, monkeypatch):
-    """--run: candidate + released arm, once each, moved out of the evidence tree; scripted -> incomplete."""
+    """--run: candidate, baseline and released arm, once each, moved out of the evidence tree; scripted -> incomplete."""
     from conftest import git
 
     monkeypatch.setattr(pr_cmd, "credential_free_checks", lambda cfg, skip=(): list(GATES))
@@ -405,14 +414,15 @@ def test_run_records_every_required_arm_once_into_the_session(repo_copy, tmp_pat
     assert cli.main(args) == 0
     raw = out / "r1" / "raw"
     metas = sorted(p.relative_to(raw).as_posix() for p in raw.rglob("meta.json"))
-    assert metas == ["abi-compat-review/released-v0/release-r1/review-removed-export/0/meta.json",
+    assert metas == ["abi-compat-review/baseline/release-r1/review-removed-export/0/meta.json",
+                     "abi-compat-review/released-v0/release-r1/review-removed-export/0/meta.json",
                      "abi-compat-review/skill-agent/release-r1/review-removed-export/0/meta.json"]
     assert not list((repo_copy / "agent-evals/skills/evidence").rglob("release-r1"))
     rec = stage_mod.decode(out / "r1" / "stage.json")
     case = rec["snapshot"]["cases"]["review-removed-export"]
     assert rec["source"] == "session" and rec["raw_root"] == "raw" and case["baseline_required"]
     runs = [r for arm in case["arms"].values() for r in arm["runs"]]
-    assert len(runs) == 2 and all(r["scripted"] for r in runs)
+    assert len(runs) == 3 and all(r["scripted"] for r in runs)
     assert case["state"] != "complete"  # scripted evidence never completes a release arm
     if case["state"] == "incomplete":
         assert any("scripted model" in r for r in case["reasons"])
@@ -453,10 +463,10 @@ def test_skill_absent_at_released_ref_is_candidate_only(cfg, tmp_path, mini_repo
     git_commit_all(mini_repo, "beta back")
     digest = snap.released_skills(cfg, "v0", ["alpha", "beta"])["skills"]
     assert set(digest) == {"alpha"}
+    record_all(cfg)
     for k in range(cfg.k):
-        for case in CASES:
-            record_run(cfg, case, "skill-agent", k)
-        record_run(cfg, "alpha-break", "released:v0", k, released_digest=digest["alpha"])
+        for case in ("alpha-break", "alpha-break-2"):
+            record_run(cfg, case, "released:v0", k, released_digest=digest["alpha"])
     st = do_stage(cfg, tmp_path, released="v0")
     cases = st.record["snapshot"]["cases"]
     assert cases["alpha-break"]["baseline_required"] and not cases["beta-same"]["baseline_required"]
@@ -465,9 +475,9 @@ def test_skill_absent_at_released_ref_is_candidate_only(cfg, tmp_path, mini_repo
 
 
 def test_released_run_with_other_skill_bytes_fails_the_binding(cfg, tmp_path):
+    record_all(cfg)
     for k in range(cfg.k):
         for case in CASES:
-            record_run(cfg, case, "skill-agent", k)
             record_run(cfg, case, "released:v1", k, released_digest="f" * 64)
     st = do_stage(cfg, tmp_path, released="v1")
     released = st.record["snapshot"]["cases"]["alpha-break"]["arms"]["released"]

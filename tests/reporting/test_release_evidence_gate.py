@@ -45,7 +45,7 @@ def test_release_stage_passes_judged_real_model_evidence(tmp_path):
     key, line = signing_key()  # a release requires signed evidence: sealed as the runner would
     (cfg.evals_dir / "allowed_signers").write_text(line + "\n")
     for k in range(3):
-        path = record(cfg, k=k)
+        path = record(cfg, k=k, extra={"model_source": "remote:api.example.invalid"})  # as the runner records a provider
         seal.seal_tree(path, "/".join(path.parts[-5:]), None, key)
         (path / "judgments.json").write_text(__import__("json").dumps(JUDGED))  # the judge's later layer
     baseline_for(cfg, check(cfg))

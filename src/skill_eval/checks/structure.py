@@ -1,10 +1,12 @@
 """L0 structural check: is every skill well-formed, self-contained and non-drifted?
 
-Checks the Agent Skills frontmatter rules, body size, that every relative link and
-`references/` path resolves inside the *published* tree (what an agent actually
-sees), that every subject command and flag named in a code block exists in the
-committed CLI reference, and that the published copies are byte-identical to what
-the generator produces from skills-src/.
+Checks the Agent Skills frontmatter rules, body size, that every relative link and every
+path a skill points the agent at resolves inside the *published* tree (what an agent
+actually sees; checks.pointers tells a pointer from a prose example), that every subject
+command and flag named in a code block exists in the committed CLI reference, and that
+the published copies are byte-identical to what the generator produces from skills-src/.
+Each Finding has a stable id (rule:where:subject) that suppressions and the adoption
+baseline match (checks.suppress).
 """
 
 from __future__ import annotations
@@ -16,9 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+from skill_eval.checks import pointers
 from skill_eval.content.config import Config
 from skill_eval.content.generate import drift, skill_tree
 from skill_eval.content.skills import (
+    HTML_LINK_RE,
+    LINK_RE,
+    REFDEF_RE,
     SKILL_FILE,
     FolderProblem,
     Skill,
@@ -47,12 +53,26 @@ _PATH_CHARS = r"[^\s`'\"()\[\]<>{}|,;!?*$]"
 
 @dataclass(frozen=True)
 class Finding:
+    """One L0 finding. `id` (rule:where:subject, no line number) is stable across edits elsewhere in
+    the file, so a suppression or a baseline entry keeps matching it."""
+
     level: str  # error | warning | note (not a skill, skipped by rule)
     where: str
     message: str
+    rule: str = "structure"
+    subject: str = ""  # what the finding is about: a link target, a path, a frontmatter field
+    line: int = 0  # 1-based line in `where` (0: the whole file); for inline suppressions, not part of the id
+
+    @property
+    def id(self) -> str:
+        return f"{self.rule}:{self.where}" + (f":{self.subject}" if self.subject else "")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"level": self.level, "where": self.where, "message": self.message, "rule": self.rule, "id": self.id,
+                **({"line": self.line} if self.line else {})}
 
     def __str__(self) -> str:
-        return f"{self.level}: {self.where}: {self.message}"
+        return f"{self.level}: {self.where}: {self.message} [{self.id}]"
 
 
 def check_frontmatter(cfg: Config, skill: Skill) -> list[Finding]:
@@ -60,62 +80,66 @@ def check_frontmatter(cfg: Config, skill: Skill) -> list[Finding]:
     where = f"{skill.dir}/{SKILL_FILE}"
     out: list[Finding] = []
 
-    def err(msg: str) -> None:
-        out.append(Finding("error", where, msg))
+    def err(msg: str, subject: str = "") -> None:
+        out.append(Finding("error", where, msg, "frontmatter", subject))
 
     name = fm.get("name")
     if not isinstance(name, str) or not name:
-        err("frontmatter field 'name' is missing or not a string")
+        err("frontmatter field 'name' is missing or not a string", "name")
     else:
         if len(name) > 64:
-            err(f"name {name!r} is {len(name)} characters; the limit is 64")
+            err(f"name {name!r} is {len(name)} characters; the limit is 64", "name")
         if not NAME_RE.match(name):
-            err(f"name {name!r} must be lowercase a-z, 0-9 and single hyphens, not starting or ending with '-'")
+            err(f"name {name!r} must be lowercase a-z, 0-9 and single hyphens, not starting or ending with '-'", "name")
         if name != skill.name:
-            err(f"name {name!r} must equal its folder name {skill.name!r}")
+            err(f"name {name!r} must equal its folder name {skill.name!r}", "name")
     desc = fm.get("description")
     if not isinstance(desc, str) or not desc.strip():
-        err("frontmatter field 'description' is missing or empty")
+        err("frontmatter field 'description' is missing or empty", "description")
     elif len(desc) > 1024:
-        err(f"description is {len(desc)} characters; the limit is 1024")
+        err(f"description is {len(desc)} characters; the limit is 1024", "description")
     comp = fm.get("compatibility")
     if comp is not None and (not isinstance(comp, str) or not 1 <= len(comp) <= 500):
         size = f" (it is {len(comp)})" if isinstance(comp, str) else ""
-        err(f"compatibility must be a string of 1-500 characters{size}")
+        err(f"compatibility must be a string of 1-500 characters{size}", "compatibility")
     meta = fm.get("metadata")
     if meta is not None and (not isinstance(meta, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in meta.items())):
-        err("metadata must map strings to strings")
+        err("metadata must map strings to strings", "metadata")
     tools = fm.get("allowed-tools")
     if isinstance(tools, list) and all(isinstance(t, str) for t in tools):
         out.append(Finding("warning", where, "allowed-tools is a YAML list; the spec defines a space-separated string "
-                                             "(Claude Code accepts both, other clients may not)"))
+                                             "(Claude Code accepts both, other clients may not)", "frontmatter", "allowed-tools"))
     elif tools is not None and (not isinstance(tools, str) or not tools.strip()):
-        err("allowed-tools must be a non-empty space-separated string, e.g. 'Bash(git:*) Read'")
+        err("allowed-tools must be a non-empty space-separated string, e.g. 'Bash(git:*) Read'", "allowed-tools")
     lic = fm.get("license")
     if lic is not None and (not isinstance(lic, str) or not lic.strip()):
-        err("license must be a non-empty string (a license name, or a reference to a bundled license file)")
+        err("license must be a non-empty string (a license name, or a reference to a bundled license file)", "license")
     for key in sorted(set(fm) - SPEC_KEYS - cfg.extension_keys):
         if key in CLIENT_KEYS:
             out.append(Finding("warning", where, f"frontmatter field {key!r} is a client extension, not in the Agent Skills spec "
-                                                 "(add it to skills.extension_keys to accept it)"))
+                                                 "(add it to skills.extension_keys to accept it)", "client-key", key))
         else:
-            err(f"unknown frontmatter field {key!r} (allowed: {', '.join(sorted(SPEC_KEYS))}; extension keys need skills.extension_keys)")
-    out += [Finding("warning", where, w) for w in skill.warnings]
+            err(f"unknown frontmatter field {key!r} (allowed: {', '.join(sorted(SPEC_KEYS))}; extension keys need skills.extension_keys)", key)
+    out += [Finding("warning", where, w, "encoding") for w in skill.warnings]
     lines = skill.body.count("\n") + 1
     if lines > cfg.body_warn_lines:
-        out.append(Finding("warning", where, f"body is {lines} lines (> {cfg.body_warn_lines}); move detail into references/"))
+        out.append(Finding("warning", where, f"body is {lines} lines (> {cfg.body_warn_lines}); move detail into references/", "body-size", "lines"))
     if len(skill.body) / 4 > 5000:
-        out.append(Finding("warning", where, f"body is ~{len(skill.body) // 4} tokens (> 5000); move detail into references/"))
+        out.append(Finding("warning", where, f"body is ~{len(skill.body) // 4} tokens (> 5000); move detail into references/", "body-size", "tokens"))
     return out
 
 
 def check_links(cfg: Config, skill: Skill) -> list[Finding]:
-    """Every relative link and every skill-relative path a Markdown file names resolves.
+    """Every relative link and every path a Markdown file points the agent at resolves.
 
     Resolution is inside the *published* tree (what an agent actually sees). Links are
-    inline, reference-style or HTML, percent-decoded; named paths are tokens such as
-    `scripts/fill.py` or `assets/logo.png`, in prose or code, under the spec's folders or
-    under any top-level folder the skill has.
+    inline, reference-style or HTML, percent-decoded, and always pointers; a path named in
+    text (`scripts/fill.py`, under the spec's folders or any top-level folder the skill
+    has) is checked only when it is a pointer (checks.pointers): a prose example is never a
+    finding. A link that leaves the skill but resolves in the repository works when the
+    skills ship together (a plugin) and is a portability warning, an error where the skill
+    is published alone (`[checks] publish = "standalone"`). A path written from the
+    repository root (`skills/<name>/guide.md`) is wrong once the skill is installed.
     """
     tree = {e.path: e for e in skill_tree(cfg, skill)}
     dirs = {posixpath.dirname(p) for p in tree} | {""}
@@ -126,7 +150,9 @@ def check_links(cfg: Config, skill: Skill) -> list[Finding]:
     has = {p.split("/", 1)[0] for p in tree if "/" in p}
     tops = sorted(has | set(STANDARD_DIRS))
     mention = re.compile(r"(?<![\w/.$~@:%-])(?:\./)?((?:" + "|".join(map(re.escape, tops)) + r")/" + _PATH_CHARS + r"+)")
-    out = []
+    rooted = re.compile(r"(?<![\w/.$~@:%-])((?:" + "|".join(re.escape(s.path) for s in cfg.sources) + r")/" + _PATH_CHARS + r"+)")
+    standalone = cfg.publish_of(skill.dir) == "standalone"
+    out: list[Finding] = []
     for path, entry in sorted(tree.items()):
         if not path.endswith(".md"):
             continue
@@ -134,31 +160,87 @@ def check_links(cfg: Config, skill: Skill) -> list[Finding]:
         try:
             text, _ = decode_markdown(entry.data, source)
         except SkillEvalError as exc:
-            out.append(Finding("error", source, exc.message))
+            out.append(Finding("error", source, exc.message, "encoding"))
             continue
+        text = text.replace("\r\n", "\n")
         for target in iter_links(text):
             resolved = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+            line = _line_of(text, target)
             if resolved.startswith("../") or resolved == "..":
-                out.append(Finding("error", source, f"link {target!r} leaves the skill folder; skills must be self-contained (cite shared fragments from {cfg.skills_shared}/)"))
+                in_repo = posixpath.normpath(posixpath.join(posixpath.dirname(source), target))
+                if not in_repo.startswith("../") and (cfg.root / in_repo).exists():
+                    if standalone:
+                        out.append(Finding("error", source, f"link {target!r} leaves the skill folder ({in_repo}); a skill "
+                                           "published alone must be self-contained (copy the file into the skill, or cite a "
+                                           f"shared fragment from {cfg.skills_shared}/)", "link-leaves-skill", target, line))
+                    else:
+                        out.append(Finding("warning", source, f"link {target!r} leaves the skill folder ({in_repo}): it works "
+                                           "only where the skills ship together (a plugin); copy the file into the skill to "
+                                           "install it alone", "link-leaves-skill", target, line))
+                else:
+                    out.append(Finding("error", source, f"broken relative link {target!r} (it leaves the skill and {in_repo} "
+                                       "does not exist in the repository)", "link-broken", target, line))
             elif resolved not in tree and resolved.rstrip("/") not in dirs:
-                out.append(Finding("error", source, f"broken relative link {target!r} (no {resolved} in the published skill)"))
+                out.append(Finding("error", source, f"broken relative link {target!r} (no {resolved} in the published skill)",
+                                   "link-broken", target, line))
+        lines = pointers.lines_of(text)
+        link_spans = _link_spans(text)
         reported: set[str] = set()
         for m in mention.finditer(text):
             ref = m.group(1).rstrip(".:")
-            if text[m.end():m.end() + 1] in ("*", "<", "{", "$") or ref in reported:
-                continue  # a glob or a placeholder, not a path
+            if text[m.end():m.end() + 1] in ("*", "<", "{", "$") or ref in reported or _inside(link_spans, m.start(1)):
+                continue  # a glob, a placeholder, or a link target (checked above)
             candidates = {ref, unquote(ref)}  # a link target is percent-encoded (`user%20guide.md`)
             candidates |= {posixpath.normpath(posixpath.join(posixpath.dirname(path), c)) for c in list(candidates)}
             spaced = text[m.end():m.end() + 1] == " " and any(t.startswith(ref + " ") for t in tree)  # `a b.md`
-            if not spaced and not any(c in tree or c.rstrip("/") in dirs for c in candidates):
-                reported.add(ref)
+            if spaced or any(c in tree or c.rstrip("/") in dirs for c in candidates):
+                continue
+            index, col = _position(text, m.start(1))
+            if not pointers.is_pointer(lines, index, col, ref):
+                continue  # a prose example (`scripts/rotate_pdf.py` as an illustration), never a finding
+            reported.add(ref)
+            stem = [t for t in tree if posixpath.splitext(t)[0] == ref]
+            if stem:
+                out.append(Finding("warning", source, f"names {ref!r}, which does not exist in the skill; did you mean "
+                                   f"{stem[0]!r}?", "path-missing", ref, index + 1))
+            else:
                 top = ref.removeprefix("./").split("/", 1)[0]
-                if top in has:
-                    out.append(Finding("error", source, f"names {ref!r}, which does not exist in the skill"))
-                else:  # the skill has no such folder: maybe a path in the user's project, maybe a missing folder
-                    out.append(Finding("warning", source, f"names {ref!r}, but the skill has no {top}/ folder "
-                                                          "(ship it, or write the path so it is clearly the user's)"))
+                why = "" if top in has else (f" (the skill has no {top}/ folder: ship the file, fix the path, "
+                                             "or write it so it is clearly the user's)")
+                out.append(Finding("error", source, f"names {ref!r}, which does not exist in the skill{why}",
+                                   "path-missing", ref, index + 1))
+        for m in rooted.finditer(text) if cfg.sources else ():
+            ref = m.group(1).rstrip(".:")
+            if ref in reported or _inside(link_spans, m.start(1)) or not (cfg.root / ref).exists():
+                continue
+            reported.add(ref)
+            index, col = _position(text, m.start(1))
+            inside = posixpath.relpath(ref, skill.dir) if ref.startswith(skill.dir + "/") else None
+            fix = f"write it relative to the skill: {inside!r}" if inside else "copy the file into the skill and name it relative to the skill"
+            level = "error" if pointers.is_pointer(lines, index, col, ref) else "warning"
+            out.append(Finding(level, source, f"names {ref!r} from the repository root, which is wrong once the skill is "
+                               f"installed ({fix})", "path-root-relative", ref, index + 1))
     return out
+
+
+def _line_of(text: str, target: str) -> int:
+    i = text.find(target)
+    return text.count("\n", 0, i) + 1 if i >= 0 else 0
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    """(0-based line index, column) of a character offset."""
+    start = text.rfind("\n", 0, offset) + 1
+    return text.count("\n", 0, offset), offset - start
+
+
+def _link_spans(text: str) -> list[tuple[int, int]]:
+    spans = [m.span(2) for m in LINK_RE.finditer(text)] + [m.span(2) for m in REFDEF_RE.finditer(text)]
+    return spans + [m.span() for m in HTML_LINK_RE.finditer(text)]
+
+
+def _inside(spans: list[tuple[int, int]], offset: int) -> bool:
+    return any(a <= offset < b for a, b in spans)
 
 
 def _source_of(cfg: Config, skill: Skill, published: str) -> str:
@@ -214,7 +296,8 @@ def check_commands(cfg: Config, skill: Skill, reference: dict[str, Any]) -> list
                 path.append(rest.pop(0))
             cmd = " ".join(path)
             if not path and rest and not rest[0].startswith("-"):
-                out.append(Finding("error", f"{source}:{lineno}", f"`{subject} {rest[0]}`: {subject} has no command {rest[0]!r}"))
+                out.append(Finding("error", source, f"line {lineno}: `{subject} {rest[0]}`: {subject} has no command {rest[0]!r}",
+                                   "command", rest[0], lineno))
                 continue
             allowed = set(commands.get(cmd, ()))
             for tok in rest:
@@ -225,7 +308,8 @@ def check_commands(cfg: Config, skill: Skill, reference: dict[str, Any]) -> list
                 flag = tok.split("=", 1)[0]
                 if flag not in allowed:
                     label = f"{subject} {cmd}".strip()
-                    out.append(Finding("error", f"{source}:{lineno}", f"`{label} {flag}`: {label} has no option {flag} (see {cfg.subject.cli_reference})"))
+                    out.append(Finding("error", source, f"line {lineno}: `{label} {flag}`: {label} has no option {flag} "
+                                       f"(see {cfg.subject.cli_reference})", "command", f"{label} {flag}", lineno))
     return out
 
 
@@ -236,9 +320,9 @@ def check_all(cfg: Config, reference: dict[str, Any] | None) -> tuple[list[Findi
     findings: list[Finding] = []
     for p in problems:
         level = "error" if p.level == "error" else "note"
-        findings.append(Finding(level, p.location, p.message + (f" (fix: {p.fix})" if p.fix else "")))
+        findings.append(Finding(level, p.location, p.message + (f" (fix: {p.fix})" if p.fix else ""), "folder"))
     if not skills and not any(p.level == "error" for p in problems):
-        findings.append(Finding("error", cfg.skills_source, "no skills found"))
+        findings.append(Finding("error", cfg.skills_source, "no skills found", "no-skills"))
     for skill in skills.values():
         findings += check_frontmatter(cfg, skill)
         findings += check_links(cfg, skill)
@@ -247,10 +331,11 @@ def check_all(cfg: Config, reference: dict[str, Any] | None) -> tuple[list[Findi
     cited = citation_graph(cfg, skills)
     for frag in shared_fragments(cfg):
         if frag.endswith(".md") and frag not in cited:
-            findings.append(Finding("warning", frag, "shared fragment is cited by no skill"))
+            findings.append(Finding("warning", frag, "shared fragment is cited by no skill", "fragment-unused"))
     # A broken folder is reported above; its published copy is not a second finding.
     broken = {p.dir.rsplit("/", 1)[-1] for p in problems if p.level == "error"}
     drifted = [d for d in drift(cfg, skills) if not any(f"/{b}/" in d for b in broken)]
-    findings += [Finding("error", "published", f"{p} — run `make pack` (= skill-eval generate && skill-eval pack) and commit")
+    findings += [Finding("error", "published", f"{p} — run `make pack` (= skill-eval generate && skill-eval pack) and commit",
+                         "drift", p.split(":", 1)[0])
                  for p in drifted]
     return findings, skills

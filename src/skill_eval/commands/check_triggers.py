@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from skill_eval.checks import triggers
+from skill_eval.commands import explain
 from skill_eval.commands._common import load_config
 from skill_eval.content import evals
 from skill_eval.content.skills import discover
@@ -13,13 +14,17 @@ from skill_eval.core.output import emit
 NAME = "check-triggers"
 HELP = "L1s: BM25-score the labelled trigger corpus against skill descriptions; gate precision/recall"
 FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
-DESCRIPTION = triggers.__doc__
+DESCRIPTION = f"{triggers.__doc__}\n\n{explain.CORPUS_FORMAT}"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter  # keep the corpus example's lines
     p.add_argument("--verbose", action="store_true", help="print every prompt's scores, not only confusions")
     p.add_argument("--explain", action="store_true",
                    help="for every prompt: the prediction, why, and each top skill's matched terms with their weights")
+    p.add_argument("--scorer", choices=("bm25", "fused"), default=None,
+                   help="override [triggers] scorer: bm25 (lexical) or fused (BM25 + the packaged embedding model, "
+                        "extra skill-eval[semantic])")
 
 
 def _terms(terms: dict[str, float]) -> str:
@@ -27,13 +32,21 @@ def _terms(terms: dict[str, float]) -> str:
 
 
 def explain_lines(preds: list[triggers.Prediction]) -> list[str]:
-    """Per prompt: expected -> predicted (ok/WRONG), the reason, and matched terms per top skill."""
+    """Per prompt: expected -> predicted (ok/WRONG), the reason, the score and matched terms of each top skill
+    and of the expected skill wherever it ranks, and the prompt's tokens when no term matched any skill."""
     lines = []
     for p in preds:
         mark = "ok" if p.correct else "WRONG"
         lines.append(f"  {p.prompt_id}: expected {p.expected or '(none)'}, predicted {p.predicted or '(none)'} [{mark}] — {p.reason}")
+        ranked = sorted(p.scores, key=lambda n: (-p.scores[n], n))
         for skill, terms in p.matched.items():
-            lines.append(f"      {skill} {p.scores[skill]:.2f}: {_terms(terms)}")
+            rank = ranked.index(skill) + 1
+            label = f"{skill} (expected, rank {rank})" if skill == p.expected and rank > 1 else skill
+            parts = (f"fused {p.scores[skill]:.2f} (bm25 {p.bm25.get(skill, 0.0):.2f}, cosine {p.semantic[skill]:.2f})"
+                     if p.semantic else f"{p.scores[skill]:.2f}")
+            lines.append(f"      {label} {parts}: {_terms(terms)}")
+        if not any(v > 0 for v in (p.bm25 or p.scores).values()):  # no term of the prompt in any description
+            lines.append(f"      prompt tokens: {', '.join(p.tokens) or '(none: only stop-words)'} — none is in any description")
     return lines
 
 
@@ -45,10 +58,22 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(args)
     skills = discover(cfg)
     prompts = evals.load_trigger_corpus(cfg, skills=set(skills))
+    if not prompts:  # every prompt is still a draft written by `init`
+        emit(args, [f"check-triggers: not applicable — {cfg.evals_root}/{evals.TRIGGER_CORPUS} holds only drafts; rewrite "
+                    "them as your users would ask and delete their `draft: true` lines (`skill-eval explain corpus`)"],
+             {"ok": True, "not_applicable": True, "problems": []})
+        return 0
     descriptions = {n: str(s.frontmatter.get("description", "")) for n, s in skills.items()}
     scorer = triggers.Scorer.build(descriptions)
     t = cfg.thresholds
-    preds = triggers.predict(scorer, prompts, t.trigger_min_score, t.trigger_min_margin)
+    method = getattr(args, "scorer", None) or cfg.triggers.scorer
+    if method == "fused":
+        from skill_eval.checks import semantic  # the optional extra: imported only when asked for
+
+        sem = semantic.SemanticScorer.build(descriptions, semantic.load_model(), semantic.EmbeddingCache(cfg.root))
+        preds = triggers.predict_fused(scorer, sem.score_many([p.prompt for p in prompts]), prompts, cfg.triggers)
+    else:
+        preds = triggers.predict(scorer, prompts, t.trigger_min_score, t.trigger_min_margin)
     m = triggers.metrics(preds, sorted(skills))
     problems = triggers.gate(cfg, m)
     lines = []
@@ -69,8 +94,10 @@ def run(args: argparse.Namespace) -> int:
         lines += explain_lines(preds)
     lines += [f"  FAIL: {p}" for p in problems]
     needed = triggers.min_terms(len(skills))
+    how = (f"fused: BM25 + cosine, weight {cfg.triggers.semantic_weight}, min score {cfg.triggers.fused_min_score}"
+           if method == "fused" else f"bm25: a prediction needs {needed} matched term(s)")
     lines.append(f"check-triggers: {'FAIL' if problems else 'ok'} — {len(prompts)} prompts, accuracy {_fmt(m['accuracy'])} "
-                 f"({len(skills)} skills: a prediction needs {needed} matched term(s); --explain shows them)")
-    emit(args, lines, {"ok": not problems, "problems": problems, "metrics": m, "method": "bm25",
+                 f"({len(skills)} skills; {how}; --explain shows the evidence)")
+    emit(args, lines, {"ok": not problems, "problems": problems, "metrics": m, "method": method,
                        "min_terms": needed, "predictions": [p.__dict__ for p in preds]})
     return 1 if problems else 0

@@ -38,6 +38,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verbose", action="store_true", help="list every stale/missing bundle, not only the per-skill summary")
     p.add_argument("--write-pending", metavar="REASON", default=None,
                    help=f"write {PENDING} listing every expected item without evidence, with REASON")
+    from skill_eval.commands import evidence_merge  # `evidence merge DIR...` (sharded recording, docs/SHARDS.md)
+
+    evidence_merge.add_arguments(p)
 
 
 def summarise(errors: list[str], verbose: bool) -> Iterator[str]:
@@ -96,6 +99,12 @@ def seal_lines(r: Any) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     cfg = load_config(args)
+    if getattr(args, "action", None) == "merge":  # union the shards' evidence, then this gate runs on it
+        from skill_eval.commands import evidence_merge
+
+        refused = evidence_merge.merge(args, cfg)
+        if refused is not None:
+            return refused
     if args.write_pending is not None:
         return _write_pending(args, cfg)
     from skill_eval.grading import evidence
@@ -116,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
                "errors": r.errors, "pending": r.pending, "unsigned": r.unsigned, "signers": r.signers,
                # built only for --json: text output never shows it, and it is O(bundles) in memory
                "grades": [g.to_json(r.stage) for g in r.grades] if args.json else []}
+    if getattr(args, "merge_report", None) is not None:
+        payload["merge"] = args.merge_report
     emit(args, out_lines, payload)
     return 0 if r.passed else 1
 

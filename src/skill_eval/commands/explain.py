@@ -12,12 +12,30 @@ from skill_eval.core.errors import SkillEvalError
 from skill_eval.core.output import emit
 
 NAME = "explain"
-HELP = "explain a term: L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, evidence, pending, subject, tier, k, adopt, oracle"
+HELP = "explain a term: L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, evidence, pending, subject, tier, k, adopt, oracle, corpus, suppress, publish"
+
+CORPUS_FORMAT = """\
+corpus format — <evals root>/trigger_corpus.yaml (schema: trigger_corpus.schema.json):
+
+  schema_version: 1
+  prompts:
+    - id: pos-fix-flaky-test          # a-z, 0-9 and '-', unique
+      prompt: "CI fails on test_upload about one run in five, can you find out why?"
+      expected_skill: systematic-debugging   # a skill folder name
+    - id: neg-rename-variable
+      prompt: "Rename userId to accountId across the repo."
+      expected_skill: null             # a negative: no skill should claim it (negatives are required)
+      notes: "optional free text"
+      draft: true                      # drafted by `init`: not counted until you edit it and delete this line
+
+Write prompts the way your users ask (their words, not the description's); give each skill a few
+positives and the corpus several negatives. `check-triggers --explain` shows why each one matched."""
 
 TERMS: dict[str, str] = {
-    "L0": "structural check (`check-skills`): Agent Skills frontmatter rules, every link and named path resolves "
+    "L0": "structural check (`check-skills`): Agent Skills frontmatter rules, every link and every path the skill "
+          "points the agent at (\"See references/x.md\", `python scripts/x.py`; never a prose example) resolves "
           "inside the published skill, subject commands/flags are real (with a [subject]), published copies are "
-          "byte-identical to the source. Runs in pre-commit and `pr`.",
+          "byte-identical to the source. Findings carry stable ids (`explain suppress`). Runs in pre-commit and `pr`.",
     "L1s": "static trigger check (`check-triggers`): BM25 of each labelled corpus prompt against every skill "
            "description; predicts a skill only with enough matched terms, gates precision/recall/negative accuracy. "
            "`--explain` shows the matched terms. On when <evals>/trigger_corpus.yaml exists.",
@@ -63,6 +81,14 @@ TERMS: dict[str, str] = {
               "category `oracle` scenario is graded by it alone (no verdict: dimensions 2, 3 and 6 do not apply). A "
               "receipt that does not match the declared actions or seed fails the bundle; a `zero_tolerance` "
               "assertion must hold in all k runs; others are baseline-gated as the `oracle` rate.",
+    "corpus": CORPUS_FORMAT,
+    "suppress": "an L0 finding prints its stable id in [brackets] (rule:file:subject, no line number). Accept one with "
+                "a reason: inline, on its line or the line before, `<!-- skill-eval: ignore[RULE] why it is fine -->`; "
+                "in the config, `[[checks.ignore]]` id = \"ID\" (fnmatch wildcards), reason = \"...\"; or adopt a "
+                "repository with known debt by `check-skills --write-baseline` (only new findings fail after it).",
+    "publish": "[checks] publish (per source: [[skills.sources]] publish): `plugin` when the skills ship together, so "
+               "a link into a sibling skill is a portability warning; `standalone` when each skill is installed alone, "
+               "so such a link is an error. `init` picks plugin when it finds a plugin manifest (.claude-plugin/ ...).",
 }
 
 

@@ -1,6 +1,8 @@
 """`skill-eval import evals-json PATH`: bring skill-creator evals into this host's content.
 
-PATH is a skill folder (its `evals/evals.json` is read) or an evals.json file. A trigger-eval
+PATH is a skill folder (its `evals/evals.json` is read) or an evals.json file; OpenAI's
+evaluation files (`<skill>/evaluations/*.json`: query, expected_behavior, success_criteria) are
+read the same way (each query a trigger positive and a draft scenario). A trigger-eval
 set is read from --trigger-set, or found beside evals.json as `trigger*.json`. The trigger
 prompts are merged into the trigger corpus (turning L1s on); each eval becomes a draft
 scenario staged in `<evals>/imported-scenarios.yaml` with its input files copied into
@@ -33,8 +35,10 @@ DESCRIPTION = __doc__
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("format", choices=("evals-json",), help="what to import: skill-creator's evals.json")
-    p.add_argument("path", type=Path, help="a skill folder (reads evals/evals.json) or an evals.json file")
+    p.add_argument("format", choices=("evals-json",),
+                   help="what to import: skill-creator's evals.json, or OpenAI's evaluations/*.json (query + expected_behavior)")
+    p.add_argument("path", type=Path, help="a skill folder (reads evals/evals.json, else evaluations/*.json), an evals.json "
+                                            "file or one OpenAI evaluation file")
     p.add_argument("--trigger-set", type=Path, default=None, metavar="FILE",
                    help="skill-creator trigger-eval JSON ([{query, should_trigger}]); default: trigger*.json beside evals.json")
     p.add_argument("--skill", default=None, help="skill name (default: evals.json's skill_name)")
@@ -85,22 +89,30 @@ def _merge(existing: list[dict[str, Any]], new: list[dict[str, Any]], what: str,
 
 def run(args: argparse.Namespace) -> int:
     cfg = load_config(args)
-    evals_path, skill_dir = _locate(args.path)
-    trig = args.trigger_set
-    if trig is None and evals_path is not None:
-        found = sorted(p for p in evals_path.parent.glob("trigger*.json") if p.is_file())
-        trig = found[0] if found else None
-    if evals_path is None and trig is None:
-        raise InputError("no evals/evals.json and no trigger-eval set found", source=args.path,
-                         fix="pass an evals.json path, a skill folder with evals/evals.json, or --trigger-set FILE")
     report = evals_json.Report()
-    skill, cases = (evals_json.load_evals(evals_path) if evals_path is not None and evals_path.is_file() else (None, []))
-    skill = args.skill or skill or (skill_dir.name if skill_dir is not None else None)
-    if not skill:
-        raise InputError("cannot tell which skill these evals are for", source=args.path, fix="pass --skill NAME")
-    prompts = evals_json.trigger_prompts(skill, evals_json.load_trigger_set(trig), report) if trig else []
     fixtures = cfg.evals_dir / evals.FIXTURES
-    records, copies = evals_json.scenario_records(skill, cases, skill_dir, fixtures, report)
+    evals_path, skill_dir = _locate(args.path)
+    openai = evals_json.openai_evaluation_files(args.path) if args.trigger_set is None else []
+    copies: dict[str, list[tuple[Path, str]]] = {}
+    if openai and (evals_path is None or not evals_path.is_file() or evals_path in openai):
+        skill = args.skill or evals_json.openai_skill_dir(openai).name
+        prompts, records = evals_json.load_openai_evaluations(skill, openai, report)
+    else:
+        trig = args.trigger_set
+        if trig is None and evals_path is not None:
+            found = sorted(p for p in evals_path.parent.glob("trigger*.json") if p.is_file())
+            trig = found[0] if found else None
+        if evals_path is None and trig is None:
+            raise InputError("no evals/evals.json, no evaluations/*.json and no trigger-eval set found", source=args.path,
+                             fix="pass an evals.json path, a skill folder with evals/evals.json (skill-creator) or "
+                                 "evaluations/*.json (OpenAI: query + expected_behavior), or --trigger-set FILE")
+        cases: list[dict[str, Any]]
+        skill_name, cases = (evals_json.load_evals(evals_path) if evals_path is not None and evals_path.is_file() else (None, []))
+        skill = args.skill or skill_name or (skill_dir.name if skill_dir is not None else None)
+        if not skill:
+            raise InputError("cannot tell which skill these evals are for", source=args.path, fix="pass --skill NAME")
+        prompts = evals_json.trigger_prompts(skill, evals_json.load_trigger_set(trig), report) if trig else []
+        records, copies = evals_json.scenario_records(skill, cases, skill_dir, fixtures, report)
     corpus_path = cfg.evals_dir / evals.TRIGGER_CORPUS
     staged_path = cfg.evals_dir / evals_json.STAGED
     lines = [f"  mapped: {m}" for m in report.mapped] + [f"  not mapped: {u}" for u in report.unmapped]

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from skill_eval.commands import _corpus_template as corpus_template
 from skill_eval.content import config, pack
 from skill_eval.content.skills import NOT_SKILL_DIRS
 from skill_eval.core import fsio, strict
@@ -55,18 +56,22 @@ class Detected:
 
 @dataclass
 class Plan:
-    source: str
+    source: str  # the first source (the one with the most skills)
     published: list[str]
     detected: Detected
     notes: list[str]
     files: list[tuple[str, str, bytes]]  # (repo-relative path, "create" | "append", bytes)
     example: bool
+    sources: list[tuple[str, list[str]]] = field(default_factory=list)  # every adopted source and its published copies
+    publish: str = "plugin"
+    publish_why: str = ""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", type=Path, help="root of the target git repository")
-    p.add_argument("--source", default=None, metavar="DIR",
-                   help="skill source folder (one folder per skill); default: detected from the SKILL.md files found")
+    p.add_argument("--source", action="append", default=None, metavar="DIR",
+                   help="skill source folder (one folder per skill; repeatable: several sources in one config); "
+                        "default: every folder of SKILL.md folders found")
     p.add_argument("--published", action="append", default=None, metavar="DIR",
                    help="a generated, parity-checked copy of the source skills (repeatable; 'none' for no copy); "
                         "default: discovery folders that already hold copies of the source skills")
@@ -96,29 +101,56 @@ def detect(root: Path) -> Detected:
     return found
 
 
-def choose(root: Path, found: Detected, source: str | None, published: list[str] | None) -> tuple[str, list[str], list[str], bool]:
-    """(source, published, notes, needs_example) for the detected layout and the user's overrides."""
+def choose(root: Path, found: Detected, source: str | list[str] | None,
+           published: list[str] | None) -> tuple[str, list[str], list[str], bool]:
+    """(first source, its published copies, notes, needs_example) — the single-source view of choose_all."""
+    sources, notes, example = choose_all(root, found, [source] if isinstance(source, str) else source, published)
+    return sources[0][0], sources[0][1], notes, example
+
+
+def choose_all(root: Path, found: Detected, sources: list[str] | None,
+               published: list[str] | None) -> tuple[list[tuple[str, list[str]]], list[str], bool]:
+    """([(source, published copies)], notes, needs_example): every authored collection of skills is a source
+    (openai/skills: skills/.curated, .experimental, .system); a discovery folder holding copies of a source's
+    skills is that source's published copy; the user's --source / --published override."""
     notes: list[str] = []
-    if source is None:
-        authored = [r for r in found.roots if not _is_discovery(r)]
-        pool = authored or list(found.roots)
-        if pool:
-            source = sorted(pool, key=lambda r: (-found.roots[r], r.count("/"), r))[0]
+    order = sorted(found.roots, key=lambda r: (-found.roots[r], r.count("/"), r))
+    if not sources:
+        authored = [r for r in order if not _is_discovery(r)]
+        copies = [r for r in order if _is_discovery(r) and any(found.names[r] <= found.names[a] for a in authored)]
+        sources = authored + [r for r in order if r not in authored and r not in copies] or ["skills"]
+    sources = list(dict.fromkeys(s.strip("/") for s in sources))
+    example = len(sources) == 1 and not found.roots.get(sources[0]) and not (root / sources[0]).is_dir()
+    out: list[tuple[str, list[str]]] = []
+    claimed: set[str] = set()
+    for src in sources:
+        if published is not None:  # the user's list is for the first source
+            pub = [] if published == ["none"] or out else [p.strip("/") for p in published]
         else:
-            source = "skills"
-    source = source.strip("/")
-    example = not found.roots.get(source) and not (root / source).is_dir()
-    if published is None:
-        mine = found.names.get(source, set())
-        published = sorted(r for r in found.roots if r != source and _is_discovery(r) and found.names[r] <= mine and mine)
-    elif published == ["none"]:
-        published = []
-    published = [p.strip("/") for p in published]
+            mine = found.names.get(src, set())
+            pub = sorted(r for r in found.roots if r not in sources and r not in claimed and _is_discovery(r)
+                         and mine and found.names[r] <= mine)
+        claimed |= set(pub)
+        out.append((src, pub))
     for r in sorted(found.roots):
-        if r != source and r not in published:
-            notes.append(f"{r}/ ({found.roots[r]} skill(s)) is not covered: one source per config "
-                         f"(adopt it with `skill-eval init --source {r}` in its own config, or ignore it)")
-    return source, published, notes, example
+        if r not in sources and r not in claimed:
+            notes.append(f"{r}/ ({found.roots[r]} skill(s)) is not covered (add it with another --source {r}, or ignore it)")
+    if len(out) > 1:
+        notes.append(f"adopted {len(out)} skill sources in one config ([[skills.sources]]): "
+                     + ", ".join(f"{s}/ ({found.roots.get(s, 0)})" for s, _ in out))
+    return out, notes, example
+
+
+# A plugin manifest: the skills ship together, so a link into a sibling skill resolves once installed.
+PLUGIN_MANIFESTS = (".claude-plugin", ".codex-plugin", ".cursor-plugin", "gemini-extension.json", "plugin.json")
+
+
+def publish_mode(root: Path) -> tuple[str, str]:
+    """([checks] publish, why): plugin when the repository ships a plugin manifest, else standalone."""
+    found = [m for m in PLUGIN_MANIFESTS if (root / m).exists()]
+    if found:
+        return "plugin", f"found {found[0]}: the skills ship together, so links between sibling skills are portability warnings"
+    return "standalone", "no plugin manifest: each skill is installed alone, so a link out of a skill is an error"
 
 
 def install_spec() -> tuple[str | None, str]:
@@ -139,22 +171,33 @@ def install_spec() -> tuple[str | None, str]:
         except ValueError:
             info = {}
     url, vcs = info.get("url", ""), info.get("vcs_info")
-    if vcs and url:
+    if vcs and url and not _machine_local(url):
         spec = f"skill-eval @ {vcs.get('vcs', 'git')}+{url}" + (f"@{vcs['commit_id']}" if vcs.get("commit_id") else "")
         return spec, spec
-    if url:
-        return None, url
-    checkout = Path(__file__).resolve().parents[3]
-    return None, checkout.as_uri() if (checkout / "pyproject.toml").is_file() else "unknown"
+    # A file:// URL, a local path or a wheel on this disk: true only on this machine, so it is never
+    # written into a committed file (noxfile.py) — not even as a comment.
+    return None, "a local checkout or wheel (not named: a machine-local path does not belong in a committed file)"
+
+
+def _machine_local(url: str) -> bool:
+    return url.startswith("file:") or url.startswith("/") or "://localhost" in url or "://127.0.0.1" in url
 
 
 def _toml_list(items: list[str]) -> str:
     return "[" + ", ".join(json.dumps(i) for i in items) + "]"
 
 
-def render_config(source: str, published: list[str]) -> str:
+def render_config(source: str | list[tuple[str, list[str]]], published: list[str] | None = None,
+                  publish: str = "plugin", publish_why: str = "") -> str:
+    sources = [(source, published or [])] if isinstance(source, str) else source
+    if len(sources) == 1:
+        block = (f"source = {json.dumps(sources[0][0])}\npublished = {_toml_list(sources[0][1])}  "
+                 "# generated copies, byte-parity checked (`skill-eval generate`); [] = none\n")
+    else:
+        block = "".join(f"\n[[skills.sources]]\npath = {json.dumps(s)}\npublished = {_toml_list(p)}\n" for s, p in sources)
     return (TEMPLATES / "skill-eval.toml").read_text(encoding="utf-8").format(
-        source=json.dumps(source), published=_toml_list(published), evals_root=json.dumps(EVALS_ROOT))
+        sources=block, evals_root=json.dumps(EVALS_ROOT), publish=json.dumps(publish),
+        publish_why=publish_why or "plugin: skills ship together; standalone: each skill is installed alone")
 
 
 def _paths_regex(paths: list[str]) -> str:
@@ -162,12 +205,13 @@ def _paths_regex(paths: list[str]) -> str:
     return rf"^({alts}|{re.escape(EVALS_ROOT)}/|skill-eval\.toml$)"
 
 
-def render_snippets(source: str, published: list[str], spec: tuple[str | None, str]) -> dict[str, str]:
-    """The nox/Makefile/pre-commit text, following the config's real paths."""
+def render_snippets(source: str | list[str], published: list[str], spec: tuple[str | None, str]) -> dict[str, str]:
+    """The nox/Makefile/pre-commit text, following the config's real paths (every source)."""
+    sources = [source] if isinstance(source, str) else source
     gen = "$(SKILL_EVAL) generate && " if published else ""
     values = {
-        "files_pack": _paths_regex([source]),
-        "files_skills": _paths_regex([source, *published]),
+        "files_pack": _paths_regex(sources),
+        "files_skills": _paths_regex([*sources, *published]),
         "generate": gen,
         "spec": json.dumps(spec[0]) if spec[0] else "None",
         "origin": f"`skill-eval init` ran from: {spec[1]}",
@@ -178,11 +222,14 @@ def render_snippets(source: str, published: list[str], spec: tuple[str | None, s
     return out
 
 
-def plan(root: Path, source: str | None, published: list[str] | None) -> Plan:
+def plan(root: Path, source: str | list[str] | None, published: list[str] | None) -> Plan:
     found = detect(root)
-    src, pub, notes, example = choose(root, found, source, published)
-    files: list[tuple[str, str, bytes]] = [("skill-eval.toml", "create", render_config(src, pub).encode())]
-    snippets = render_snippets(src, pub, install_spec())
+    chosen, notes, example = choose_all(root, found, [source] if isinstance(source, str) else source, published)
+    src, pub = chosen[0]
+    all_pub = [p for _, ps in chosen for p in ps]
+    mode, why = publish_mode(root)
+    files: list[tuple[str, str, bytes]] = [("skill-eval.toml", "create", render_config(chosen, None, mode, why).encode())]
+    snippets = render_snippets([s for s, _ in chosen], all_pub, install_spec())
 
     def add(rel: str, text: str, marker: str, header: str = "") -> None:
         path = root / rel
@@ -206,7 +253,11 @@ def plan(root: Path, source: str | None, published: list[str] | None) -> Plan:
         corpus = root / EVALS_ROOT / "trigger_corpus.yaml"
         if not corpus.exists():
             files.append((f"{EVALS_ROOT}/trigger_corpus.yaml", "create", (ex / "trigger_corpus.yaml").read_bytes()))
-    return Plan(src, pub, found, notes, [f for f in files if not (f[1] == "create" and (root / f[0]).exists())], example)
+    elif not (root / EVALS_ROOT / "trigger_corpus.yaml").exists():
+        files.append((f"{EVALS_ROOT}/trigger_corpus.yaml", "create",
+                      corpus_template.render(root, [s for s, _ in chosen]).encode()))
+    return Plan(src, pub, found, notes, [f for f in files if not (f[1] == "create" and (root / f[0]).exists())], example,
+                chosen, mode, why)
 
 
 def _repos_last(path: Path) -> bool:
@@ -238,15 +289,21 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("pyproject.toml already has a [tool.skill-eval] table", source=pyproject,
                           fix="keep configuring it there, or remove it before `skill-eval init`")
     p = plan(root, args.source, args.published)
-    for tree in (p.source, *p.published):  # a configured tree that is a symlink leaving the repository is refused
+    all_pub = [d for _, ps in p.sources for d in ps]
+    for tree in (*(s for s, _ in p.sources), *all_pub):  # a configured tree that is a symlink leaving the repository is refused
         if (root / tree).exists() or (root / tree).is_symlink():
             fsio.repo_tree(root, tree)
     lines = [f"  found {n} skill(s) in {r}/" for r, n in sorted(p.detected.roots.items())] or ["  found no SKILL.md"]
-    lines.append(f"  source: {p.source}/" + (" (new: an example skill is scaffolded there)" if p.example else ""))
-    lines.append(f"  published copies: {', '.join(p.published) or 'none (nothing is written into an agent discovery folder)'}")
+    if len(p.sources) > 1:
+        lines.append(f"  sources: {', '.join(s + '/' for s, _ in p.sources)} (every one adopted, [[skills.sources]])")
+    else:
+        lines.append(f"  source: {p.source}/" + (" (new: an example skill is scaffolded there)" if p.example else ""))
+    lines.append(f"  published copies: {', '.join(all_pub) or 'none (nothing is written into an agent discovery folder)'}")
+    lines.append(f"  publish: {p.publish} ({p.publish_why})")
     lines += [f"  note: {n}" for n in p.notes]
     lines += [f"  {'append to' if action == 'append' else 'create'} {rel}" for rel, action, _ in p.files]
-    payload = {"ok": True, "root": str(root), "dry_run": args.dry_run, "source": p.source, "published": p.published,
+    payload = {"ok": True, "root": str(root), "dry_run": args.dry_run, "source": p.source, "published": all_pub,
+               "sources": [{"path": s, "published": ps} for s, ps in p.sources], "publish": p.publish,
                "detected": dict(sorted(p.detected.roots.items())), "notes": p.notes,
                "files": [{"path": rel, "action": action} for rel, action, _ in p.files]}
     if args.dry_run:

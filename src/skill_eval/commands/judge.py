@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 from skill_eval.content import config
-from skill_eval.core import strict
-from skill_eval.core.errors import ConfigError, SkillEvalError, message_of
+from skill_eval.core.errors import ConfigError
 from skill_eval.core.output import emit
 from skill_eval.grading import evidence
 from skill_eval.grading import judge as judge_mod
-from skill_eval.grading.graders import Catalog, judged
+from skill_eval.grading.graders import Catalog
 
 NAME = "judge"
 HELP = "judge dimensions 4/5 of behavioural bundles with a (blinded) judge model; appends to judgments.json"
@@ -43,38 +41,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _targets(cfg: config.Config, args: argparse.Namespace, catalog: Catalog, dims: list[int]) -> list[Path]:
     if args.bundles:
         return list(args.bundles)
+    version = catalog.rubric.version if catalog.rubric else None
     found, _ = evidence.scan(cfg)
-    out = []
-    for f in found:
-        if f.meta is None or f.meta.get("kind") != "behavioral":
-            continue
-        doc = None
-        if (f.path / "judgments.json").is_file():
-            with contextlib.suppress(SkillEvalError):
-                doc = strict.load_json(f.path / "judgments.json")
-        version = catalog.rubric.version if catalog.rubric else None
-        if args.rejudge or any(judged.replay(doc, version, d)[0] == "not_judged" for d in dims):
-            out.append(f.path)
-    return out
+    return [f.path for f in found if f.meta is not None and f.meta.get("kind") == "behavioral"
+            and (args.rejudge or judge_mod.needs_judging(f.path, version, dims))]
 
 
 @contextlib.contextmanager
-def _endpoint(args: argparse.Namespace) -> Iterator[judge_mod.Endpoint]:
-    if args.model_server:
-        if not args.model_server.startswith("scripted:"):
-            raise ConfigError(f"--model-server {args.model_server!r}: only scripted:PATH is supported")
+def endpoint(base_url: str | None, model: str | None, api_key_env: str | None,
+             model_server: str | None, flag: str = "--") -> Iterator[judge_mod.Endpoint]:
+    """The judge's endpoint (also used by `release stage`, whose flags carry a `--judge-` prefix)."""
+    if model_server:
+        if not model_server.startswith("scripted:"):
+            raise ConfigError(f"{flag}model-server {model_server!r}: only scripted:PATH is supported")
         from skill_eval.harness.modelserver import load_script, start_server
 
-        script = load_script(Path(args.model_server.split(":", 1)[1]))
+        script = load_script(Path(model_server.split(":", 1)[1]))
         with start_server("openai-responses", script) as handle:
             yield judge_mod.Endpoint(handle.url + "/v1", script.model_id, transport="scripted openai-chat")
         return
-    if not args.base_url or not args.model:
-        raise ConfigError("the judge needs --base-url and --model (or --model-server scripted:PATH)")
-    key = os.environ.get(args.api_key_env) if args.api_key_env else None
-    if args.api_key_env and not key:
-        raise ConfigError(f"{args.api_key_env} is not set", field="--api-key-env")
-    yield judge_mod.Endpoint(args.base_url, args.model, key)
+    if not base_url or not model:
+        raise ConfigError(f"the judge needs {flag}base-url and {flag}model (or {flag}model-server scripted:PATH)")
+    key = os.environ.get(api_key_env) if api_key_env else None
+    if api_key_env and not key:
+        raise ConfigError(f"{api_key_env} is not set", field=f"{flag}api-key-env")
+    yield judge_mod.Endpoint(base_url, model, key)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,33 +75,19 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("no rubric.yaml: nothing defines what dimensions 4 and 5 mean", source=cfg.evals_dir / "rubric.yaml")
     dims = sorted(set(args.dimension or judge_mod.JUDGED))
     targets = _targets(cfg, args, catalog, dims)
-    lines, results, failed = [], [], 0
-    with _endpoint(args) as ep:
-        for bundle in targets:
-            try:
-                meta = strict.load_json(bundle / "meta.json")
-                scenario = catalog.scenarios.get(meta.get("scenario", "")) or catalog.golden.get(meta.get("scenario", ""))
-                if meta.get("kind") != "behavioral" or scenario is None:
-                    raise judge_mod.JudgeError(f"not a behavioural bundle of a known scenario ({meta.get('scenario')!r})")
-                truth = catalog.truth.get(scenario.fixture)
-                truth_rec = dataclasses.asdict(truth) if dataclasses.is_dataclass(truth) else None
-                final_md = strict.read_text(bundle / "final.md", max_bytes=cfg.max_bundle_file_bytes)
-            except SkillEvalError as exc:
-                failed += 1
-                lines.append(f"FAIL {bundle}: {message_of(exc)}")
-                continue
-            entries = []
-            for d in dims:
-                try:
-                    entries.append(judge_mod.judge_one(ep, catalog.rubric, d, scenario, truth_rec, final_md))
-                except judge_mod.JudgeError as exc:
-                    failed += 1
-                    lines.append(f"FAIL {bundle} dimension {d}: {message_of(exc)}; no score written")
-            if entries:
-                judge_mod.append(bundle, entries)
-            for e in entries:
-                lines.append(f"{'pass' if e['passed'] else 'fail'} {bundle} dimension {e['dimension']} (score {e['score']})")
-            results.append({"bundle": str(bundle), "judgments": entries})
-    lines.append(f"judge: {sum(len(r['judgments']) for r in results)} judgment(s) written, {failed} failure(s)")
-    emit(args, lines, {"written": results, "failures": failed})
+    with endpoint(args.base_url, args.model, args.api_key_env, args.model_server) as ep:
+        results = [judge_mod.judge_bundle(cfg, catalog, ep, bundle, dims) for bundle in targets]
+    lines, failed = report_lines(results)
+    emit(args, lines, {"written": [{"bundle": str(r.bundle), "judgments": r.entries} for r in results if r.entries or not r.failures],
+                       "failures": failed})
     return 1 if failed else 0
+
+
+def report_lines(results: list[judge_mod.Judged]) -> tuple[list[str], int]:
+    lines: list[str] = []
+    for r in results:
+        lines += r.failures
+        lines += [f"{'pass' if e['passed'] else 'fail'} {r.bundle} dimension {e['dimension']} (score {e['score']})" for e in r.entries]
+    failed = sum(len(r.failures) for r in results)
+    lines.append(f"judge: {sum(len(r.entries) for r in results)} judgment(s) written, {failed} failure(s)")
+    return lines, failed

@@ -2,8 +2,11 @@
 
 Per (skill, agent, model) and arm pair (skill-agent vs baseline, skill vs docs, candidate vs
 released, siblings vs skill-agent): one vote per scenario, seeded paired bootstrap CI, exact sign
-test, A/A noise floor; INDETERMINATE below the configured minimum of paired scenarios, ERROR for
-infra-error-dominated or contaminated cells. Reporting only (exit 0) unless --require-lift.
+test, A/A noise floor; INDETERMINATE below the configured minimum of paired scenarios, INCONCLUSIVE
+over arms with too many unfinished runs, ERROR for infra-error-dominated or contaminated cells. A
+report (exit 0: it prints no check as failed) unless --require-lift, which is a gate: every main-split
+skill-agent vs baseline comparison must be LIFT, and each one that is not is printed as a FAIL line
+and exits 1.
 """
 
 from __future__ import annotations
@@ -45,5 +48,8 @@ def run(args: argparse.Namespace) -> int:
         lines.append("lift: no behavioural evidence")
     wanted = [r for r in rows if r["split"] == "main" and (r["treatment"], r["control"]) == ("skill-agent", "baseline")]
     failed = args.require_lift and (not wanted or any(r["verdict"] != LIFT for r in wanted))
-    emit(args, lines, {"lift": rows, "scripted": card["scripted"], "settings": card["settings"]})
+    if failed:
+        lines += [f"FAIL --require-lift: {r['skill']} {r['agent']}/{r['model']} skill-agent vs baseline is {r['verdict']}"
+                  for r in wanted if r["verdict"] != LIFT] or ["FAIL --require-lift: no main-split skill-agent vs baseline comparison"]
+    emit(args, lines, {"lift": rows, "scripted": card["scripted"], "settings": card["settings"], "passed": not failed})
     return 1 if failed else 0

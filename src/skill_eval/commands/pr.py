@@ -78,6 +78,9 @@ def not_applicable(cfg: Config, mod_name: str) -> str | None:
                 "to check the subject CLI's commands and flags")
     if mod_name == "check_triggers" and not evals.present(cfg, evals.TRIGGER_CORPUS):
         return f"no {ev}/{evals.TRIGGER_CORPUS} — add labelled prompts (with negatives) to turn on L1s"
+    if mod_name == "check_triggers" and evals.drafts_only(cfg):
+        return (f"{ev}/{evals.TRIGGER_CORPUS} holds only drafts — rewrite the drafted prompts as your users would ask, "
+                "delete their `draft: true` lines, and L1s is on (`skill-eval explain corpus` shows the format)")
     if mod_name == "golden" and not (cfg.evals_dir / "golden").exists():  # a golden/ without manifest fails in the step
         return f"no {ev}/golden/manifest.yaml — add golden good/bad bundles to turn on L4"
     if mod_name == "evidence" and not any(

@@ -3,7 +3,11 @@
   stage   run the credential-free gates, freeze every input by digest, grade the evidence and
           write a sealed stage.json plus worksheet.yaml into <out>/<session>/, then stop.
           Evidence comes from the committed evidence tree (default: offline, no model), or with
-          --run from fresh runs of every required arm, exactly once, into the session's raw/.
+          --run from fresh runs of every required arm (skill-agent, baseline, released:<ref>),
+          exactly once, into the session's raw/ (--from-session: a session recorded earlier).
+          With --judge-base-url/--judge-model (or --judge-model-server) the session's runs are
+          judged (dimensions 4/5, blinded) *before* the stage is sealed: the stage freezes the
+          judgments as their own layer, so resume accepts them and refuses any later change.
   resume  STAGE --worksheet W [--waiver F]: recheck the seal and every frozen input against the
           checkout, then write report.json (canonical) and report.md. Exit 0 for pass/waived,
           1 for fail/incomplete (both block a release).
@@ -16,12 +20,17 @@ scripted stages and reports `incomplete`, honestly.
 from __future__ import annotations
 
 import argparse
+import contextlib
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skill_eval.content import config
 from skill_eval.core.errors import InputError
 from skill_eval.core.output import emit
+
+if TYPE_CHECKING:
+    from skill_eval.grading.judge import Endpoint
 
 NAME = "release"
 HELP = "release evaluation: stage (sealed, stops for a human worksheet), resume (report), verify (signatures)"
@@ -40,6 +49,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="stage: do not run this credential-free gate (recorded as skipped: the release stays incomplete)")
     p.add_argument("--force", action="store_true", help="stage: replace an existing stage of the same session")
     p.add_argument("--run", action="store_true", help="stage: record every required arm once into the session's raw/ first")
+    p.add_argument("--from-session", action="store_true",
+                   help="stage: stage the runs already recorded in <out>/<session>/raw/ (after --run; with --force to replace a stage)")
+    p.add_argument("--judge-base-url", default=None, help="stage (session runs): judge 4/5 at this OpenAI-style endpoint before sealing")
+    p.add_argument("--judge-model", default=None, help="stage: judge model id (sent and stamped)")
+    p.add_argument("--judge-api-key-env", default=None, metavar="VAR", help="stage: environment variable holding the judge's key")
+    p.add_argument("--judge-model-server", default=None, metavar="scripted:PATH",
+                   help="stage: a scripted judge (tests; never counts as judged for a release)")
     p.add_argument("--agent", default=None, help="--run: adapter (default: [agent] adapter)")
     p.add_argument("--model", default=None, help="--run: model id")
     p.add_argument("--model-server", default=None, metavar="scripted:PATH", help="--run: scripted model turns (yields incomplete)")
@@ -60,12 +76,25 @@ def _stage(args: argparse.Namespace) -> int:
     cfg = config.load(args.root)
     session = args.session or datetime.now(UTC).strftime("r%Y%m%dt%H%M%Sz")
     out = args.out if args.out is not None else cfg.root / DEFAULT_OUT
-    source = "evidence"
-    if args.run:
-        from skill_eval.reporting.release import record
+    source = "session" if args.run or args.from_session else "evidence"
+    if args.run and args.from_session:
+        raise InputError("--run records a new session; --from-session stages one recorded earlier", fix="pass one of them")
+    judging = bool(args.judge_base_url or args.judge_model or args.judge_model_server)
+    if judging and source != "session":
+        raise InputError("--judge-* judges a release session's runs (with --run or --from-session)",
+                         fix="judge the committed evidence with `skill-eval judge`, then stage it")
+    judged: list[str] = []
+    with contextlib.ExitStack() as stack:  # the judge's settings are checked before anything is recorded
+        from skill_eval.commands.judge import endpoint
 
-        record.record_session(cfg, out_dir=out, session=session, released_ref=args.released, args=args)
-        source = "session"
+        ep = stack.enter_context(endpoint(args.judge_base_url, args.judge_model, args.judge_api_key_env,
+                                          args.judge_model_server, flag="--judge-")) if judging else None
+        if args.run:
+            from skill_eval.reporting.release import record
+
+            record.record_session(cfg, out_dir=out, session=session, released_ref=args.released, args=args)
+        if ep is not None:
+            judged = _judge(cfg, ep, out / session / "raw")
     checks = pr.credential_free_checks(cfg, tuple(args.skip))
     st = flow.stage(cfg, out_dir=out, session=session, source=source, released_ref=args.released, checks=checks,
                     sign_key=args.sign, force=args.force or args.run)
@@ -78,12 +107,27 @@ def _stage(args: argparse.Namespace) -> int:
              f"seal {st.record['seal'][:16]}", f"  stage:     {st.stage_path}", f"  worksheet: {st.worksheet_path}"]
     if st.signature:
         lines.append(f"  signature: {st.signature}")
+    for skill, controls in sorted(st.record["snapshot"]["lift"]["skills"].items()):
+        lines += [f"  lift gate {skill} over {r['control']}: {r['gate']} ({r['reason']})" for r in controls.values() if r["control"]]
+    lines += [f"  {x}" for x in judged]
     lines += [f"  FAIL credential-free gate {g}" for g in failed]
     lines.append("stopped for human review: fill the worksheet, then "
                  f"`skill-eval release resume {st.stage_path} --worksheet {st.worksheet_path}`")
     emit(args, lines, {"session": session, "stage": str(st.stage_path), "worksheet": str(st.worksheet_path),
-                       "seal": st.record["seal"], "checks": checks, "cases": counts})
-    return 1 if failed else 0
+                       "seal": st.record["seal"], "checks": checks, "cases": counts, "lift": st.record["snapshot"]["lift"],
+                       "judge": judged})
+    return 1 if failed or any(x.startswith("FAIL") for x in judged) else 0
+
+
+def _judge(cfg: config.Config, ep: Endpoint, raw: Path) -> list[str]:
+    """Judge the session's runs before the stage is sealed; a judge failure leaves those runs unjudged (incomplete)."""
+    from skill_eval.commands.judge import report_lines
+    from skill_eval.reporting.release import judging
+
+    if not raw.is_dir():
+        raise InputError("the session has no raw evidence to judge", source=raw, fix="record it first (--run)")
+    lines, _ = report_lines(judging.judge_session(cfg, raw, ep))
+    return [x for x in lines if x.startswith(("FAIL", "judge:"))]
 
 
 def _resume(args: argparse.Namespace) -> int:

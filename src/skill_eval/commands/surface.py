@@ -6,7 +6,7 @@ import argparse
 
 from skill_eval.checks import surface
 from skill_eval.commands._common import load_config
-from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK
+from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK, ConfigError
 from skill_eval.core.output import emit
 
 NAME = "surface"
@@ -23,6 +23,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     cfg = load_config(args)
+    if not (cfg.has_subject and cfg.subject.cli_reference):
+        why = "no [subject] in the config" if not cfg.has_subject else "[subject] has no surface.cli_reference"
+        fix = ("add a [subject] table naming the CLI your skills drive, with surface.cli_reference = "
+               "\"<evals root>/surface/<name>-cli.json\", then `skill-eval surface --write`")
+        if args.write:
+            raise ConfigError(f"cannot write a CLI reference: {why}", source=cfg.source, field="subject", fix=fix)
+        emit(args, [f"surface: not applicable — {why} (to check the commands and flags your skills name: {fix})"],
+             {"ok": True, "not_applicable": True, "hint": fix})
+        return EXIT_OK
     tool = surface.find_subject(cfg, args.subject)
     if args.write:
         path = surface.write_reference(cfg, tool, cache=not args.no_cache)

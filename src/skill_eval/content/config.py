@@ -109,6 +109,26 @@ class Mode:
 
 
 @dataclass(frozen=True)
+class MatrixCell:
+    """[[evals.matrix]]: an agent x model cell the evidence of a profile must cover. model "scripted"
+    stands for any scripted model (scripted turns are labelled by script digest, not by name)."""
+
+    agent: str
+    model: str
+    profiles: tuple[str, ...] = ("pr", "release")
+
+    @property
+    def label(self) -> str:
+        return f"{self.agent}/{self.model}"
+
+
+def cell_of(agent: object, model: object, scripted: object) -> str:
+    """The matrix label of a bundle's (agent name, model, scripted) as its meta records them."""
+    label = "scripted" if scripted is True or str(model or "").startswith("scripted:") else str(model or "")
+    return f"{agent or ''}/{label}"
+
+
+@dataclass(frozen=True)
 class AgentDefaults:
     """The agent a run uses unless told otherwise: adapter, model, turn and time limits."""
 
@@ -134,6 +154,17 @@ class Thresholds:
 
 
 @dataclass(frozen=True)
+class Triggers:
+    """[triggers]: how L1s scores a prompt against the descriptions (skill_eval.checks.triggers, .semantic)."""
+
+    scorer: str = "bm25"  # bm25 | fused (BM25 + the packaged sentence-embedding model: extra skill-eval[semantic])
+    semantic_weight: float = 0.4  # fused = (1 - w) * bm25 / (bm25 + bm25_saturation) + w * cosine
+    bm25_saturation: float = 8.0
+    fused_min_score: float = 0.3  # the top skill's fused score must reach this ...
+    fused_min_margin: float = 0.0  # ... and beat the runner-up by this, else the prompt goes to no skill
+
+
+@dataclass(frozen=True)
 class Stats:
     """[stats]: how lift is tested (skill_eval.reporting.lift). Seeded so a scorecard is reproducible."""
 
@@ -142,6 +173,7 @@ class Stats:
     seed: int = 20260101
     confidence: float = 0.95
     max_infra_error_rate: float = 0.25
+    max_incomplete_rate: float = 0.25  # more incomplete/budget-stopped runs than this -> INCONCLUSIVE
 
 
 @dataclass(frozen=True)
@@ -150,6 +182,28 @@ class Price:
 
     input_per_mtok: float
     output_per_mtok: float
+
+
+@dataclass(frozen=True)
+class SkillSource:
+    """One skill source tree ([skills] source, or one [[skills.sources]] entry) and its own settings."""
+
+    path: str
+    published: tuple[str, ...] = ()
+    shared: str = ""
+    publish: str = "plugin"  # plugin: ships with its sibling skills | standalone: each skill is installed alone
+
+
+@dataclass(frozen=True)
+class Suppression:
+    """[[checks.ignore]]: an L0 finding id (fnmatch pattern) accepted, with the reason why."""
+
+    id: str
+    reason: str
+
+
+PUBLISH_DEFAULT = "plugin"
+L0_BASELINE_DEFAULT = "check-skills-baseline.json"  # under the evals root
 
 
 @dataclass(frozen=True)
@@ -173,15 +227,41 @@ class Config:
     thresholds: Thresholds
     raw: dict[str, Any]
     stats: Stats = Stats()
+    triggers: Triggers = Triggers()
     prices: dict[str, Price] = field(default_factory=dict)
     # evidence profile (pr | release) -> arms whose bundles it requires; skill-agent always included
     arms: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(ARMS_DEFAULT))
     modes: dict[str, Mode] = field(default_factory=dict)  # empty: the host declares no modes
     signatures: str = "warn"  # unsigned bundles: "require" fails them, "warn" counts and labels them (release: always required)
     allowed_signers: str | None = None  # who may sign evidence (git's format); default <evals.root>/allowed_signers
+    # [evals] release_sources: model sources a release counts ("remote", "local-endpoint"); scripted never
+    release_sources: tuple[str, ...] = ("remote",)
     # [evals] action_commands: programs a scenario's actions/setup and a fixture's seed.json may run besides
     # the subject and git (the registry's allow-list; default: none)
     action_commands: tuple[str, ...] = ()
+    # [[evals.matrix]]: the agent x model cells evidence must cover per profile (empty: any one cell)
+    matrix: tuple[MatrixCell, ...] = ()
+    # every skill source tree (the first is skills_source/skills_shared); [checks] suppressions and baseline
+    sources: tuple[SkillSource, ...] = ()
+    suppressions: tuple[Suppression, ...] = ()
+    l0_baseline: str = ""
+
+    def cells(self, stage: str) -> tuple[str, ...]:
+        """The matrix cells (agent/model labels) the evidence gate demands at a stage (merge -> pr);
+        empty: no matrix, any single cell."""
+        profile = "release" if stage == "release" else "pr"
+        return tuple(c.label for c in self.matrix if profile in c.profiles)
+
+    def publish_of(self, skill_dir: str) -> str:
+        """How the source holding `skill_dir` is published (plugin | standalone)."""
+        for src in self.sources:
+            if skill_dir.startswith(src.path.rstrip("/") + "/"):
+                return src.publish
+        return PUBLISH_DEFAULT
+
+    @property
+    def l0_baseline_path(self) -> Path:
+        return self.root / (self.l0_baseline or f"{self.evals_root}/{L0_BASELINE_DEFAULT}")
 
     def required_arms(self, stage: str) -> tuple[str, ...]:
         """Arms the evidence gate expects for a stage (merge -> the `pr` profile, release -> `release`)."""
@@ -346,17 +426,45 @@ def _arms(source: Path, evals: dict[str, Any]) -> dict[str, tuple[str, ...]]:
     return arms
 
 
+def _sources(source: Path, skills: dict[str, Any], checks: dict[str, Any]) -> tuple[SkillSource, ...]:
+    """[skills] source/published (one tree) and/or [[skills.sources]] (several), each with its settings."""
+    publish = checks.get("publish", PUBLISH_DEFAULT)
+    stray = [k for k in ("published", "shared") if k in skills and "source" not in skills]
+    if stray:
+        raise ConfigError(f"skills.{stray[0]} is set without skills.source", source=source, field=f"skills.{stray[0]}",
+                          fix="set it inside the [[skills.sources]] entry it belongs to")
+    specs = ([{"path": skills["source"], "published": skills.get("published", []), "shared": skills.get("shared")}]
+             if "source" in skills else []) + list(skills.get("sources", []))
+    if not specs:
+        raise ConfigError("names no skill source", source=source, field="skills",
+                          fix='set [skills] source = "skills" (or add [[skills.sources]] entries with path = "...")')
+    out: list[SkillSource] = []
+    for spec in specs:
+        path = spec["path"].strip("/")
+        if any(path == o.path for o in out):
+            raise ConfigError(f"skill source {path!r} is listed twice", source=source, field="skills.sources",
+                              fix="list each source folder once")
+        out.append(SkillSource(path, tuple(spec.get("published", ())), spec.get("shared") or f"{path}/shared",
+                               spec.get("publish", publish)))
+    return tuple(out)
+
+
 def _build(root: Path, source: Path, raw: dict[str, Any]) -> Config:
     subject = _subject(source, raw.get("subject"))
     skills = raw["skills"]
     evals = raw["evals"]
-    source_dir = skills["source"]
+    checks = raw.get("checks", {})
+    sources = _sources(source, skills, checks)
+    published = tuple(dict.fromkeys(p for s in sources for p in s.published))
     return Config(
         root=root,
         source=source,
-        skills_source=source_dir,
-        skills_shared=skills.get("shared", f"{source_dir}/shared"),
-        published=tuple(skills["published"]),
+        skills_source=sources[0].path,
+        skills_shared=sources[0].shared,
+        published=published,
+        sources=sources,
+        suppressions=tuple(Suppression(i["id"], i["reason"]) for i in checks.get("ignore", ())),
+        l0_baseline=checks.get("baseline", ""),
         extension_keys=frozenset(skills.get("extension_keys", ())),
         body_warn_lines=skills.get("body_warn_lines", BODY_WARN_LINES_DEFAULT),
         evals_root=evals["root"],
@@ -366,12 +474,16 @@ def _build(root: Path, source: Path, raw: dict[str, Any]) -> Config:
         max_bundle_file_bytes=evals.get("max_bundle_file_bytes", MAX_BUNDLE_FILE_BYTES_DEFAULT),
         signatures=evals.get("signatures", "warn"),
         allowed_signers=evals.get("allowed_signers"),
+        release_sources=tuple(evals.get("release_sources", ("remote",))),
         action_commands=tuple(evals.get("action_commands", ())),
+        matrix=tuple(MatrixCell(c["agent"], c["model"], tuple(c.get("profiles", ("pr", "release"))))
+                     for c in evals.get("matrix", ())),
         subject=subject,
         agent=AgentDefaults(**raw.get("agent", {})),
         thresholds=Thresholds(**raw.get("thresholds", {})),
         raw=raw,
         stats=Stats(**raw.get("stats", {})),
+        triggers=Triggers(**raw.get("triggers", {})),
         prices={model: Price(**p) for model, p in raw.get("prices", {}).items()},
         arms=_arms(source, evals),
         modes=_modes(evals),

@@ -19,7 +19,7 @@ from skill_eval.content.config import Config
 from skill_eval.content.registry import ORACLE, Seed
 from skill_eval.core import fsio, schemas, strict
 from skill_eval.core import memo as memo_mod
-from skill_eval.core.errors import ConfigError, SkillEvalError
+from skill_eval.core.errors import ConfigError, InputError, NotApplicable, SkillEvalError
 
 SCENARIOS = "scenarios.yaml"
 GROUND_TRUTH = "ground_truth.json"
@@ -206,6 +206,19 @@ def _load_ground_truth(cfg: Config) -> dict[str, TruthCase]:
     return cases
 
 
+def _require_scenarios(cfg: Config) -> None:
+    """A missing scenarios.yaml: not applicable (exit 0) on a host that has recorded nothing yet, as
+    `pr` reports it; an error with its fix once evidence or golden bundles exist (they need it)."""
+    path = evals_path(cfg, SCENARIOS)
+    if path.exists() or path.is_symlink():
+        return
+    fix = (f"add {cfg.evals_root}/{SCENARIOS} (behaviour scenarios; schema: scenarios.schema.json), "
+           "then record them with `skill-eval run`")
+    if present(cfg, "evidence") or present(cfg, "golden"):
+        raise InputError("missing, but evidence or golden bundles exist and are graded against it", source=path, fix=fix)
+    raise NotApplicable("not applicable: no behaviour scenarios yet (nothing recorded to grade)", source=path, fix=fix)
+
+
 def load_scenarios(cfg: Config, *, skills: set[str] | None = None, truth: dict[str, TruthCase] | None = None,
                    problems: list[SkillEvalError] | None = None) -> list[Scenario]:
     """Load and cross-check scenarios.yaml, registry rules included (skill_eval.content.registry).
@@ -213,6 +226,7 @@ def load_scenarios(cfg: Config, *, skills: set[str] | None = None, truth: dict[s
     `skills` (known skill names) enables the skill checks (each scenario's skill exists, every
     skill x mode is covered). `problems`: collect every problem there instead of raising the first
     (`skill-eval registry`); the scenarios that could be built are still returned."""
+    _require_scenarios(cfg)
     truth = truth if truth is not None else load_ground_truth(cfg)
     if problems is not None:  # collecting problems: always a fresh build
         return _build_scenarios(cfg, evals_path(cfg, SCENARIOS), truth, skills=skills, problems=problems)
@@ -338,14 +352,27 @@ def _load_trigger_corpus(cfg: Config, skills: set[str] | None) -> list[TriggerPr
             raise ConfigError(f"duplicate prompt id {rec['id']!r}", source=path, field="prompts",
                               fix="give every prompt its own id")
         seen.add(rec["id"])
+        if rec.get("draft"):
+            continue  # drafted by `skill-eval init`: not counted until the user edits it and drops `draft: true`
         if skills is not None and rec["expected_skill"] is not None and rec["expected_skill"] not in skills:
             raise ConfigError(f"prompt {rec['id']}: expected_skill {rec['expected_skill']!r} does not exist", source=path,
                               field="prompts", fix="name a skill folder of the source tree, or null")
         out.append(TriggerPrompt(rec["id"], rec["prompt"], rec["expected_skill"]))
+    if not out and raw["prompts"]:
+        return out  # only drafts: L1s is not on yet (drafts_only)
     if not any(p.expected_skill is None for p in out):
         raise ConfigError("the trigger corpus has no negative prompt (expected_skill: null)", source=path, field="prompts",
                           fix="add out-of-scope prompts no skill should claim; precision is meaningless without them")
     return out
+
+
+def drafts_only(cfg: Config) -> bool:
+    """Whether the trigger corpus holds only `draft: true` prompts (the template `init` writes): L1s is
+    not on until one is edited. A corpus that cannot be read is not 'drafts only' (its reader says why)."""
+    try:
+        return present(cfg, TRIGGER_CORPUS) and not load_trigger_corpus(cfg)
+    except SkillEvalError:
+        return False
 
 
 def load_rubric(cfg: Config) -> Rubric:

@@ -68,8 +68,18 @@ def expected_published(cfg: Config, skills: dict[str, Skill] | None = None) -> d
     return {name: skill_tree(cfg, s) for name, s in skills.items()}
 
 
+def _published_into(cfg: Config, skills: dict[str, Skill], root_rel: str) -> set[str]:
+    """Names of the skills copied into one published root: with several [[skills.sources]], only
+    those of the sources that list it as published."""
+    if len(cfg.sources) <= 1:
+        return set(skills)
+    owners = tuple(s.path.rstrip("/") + "/" for s in cfg.sources if root_rel in s.published)
+    return {n for n, s in skills.items() if s.dir.startswith(owners)}
+
+
 def drift(cfg: Config, skills: dict[str, Skill] | None = None) -> list[str]:
     """Every difference between the published trees on disk and what the generator produces."""
+    skills = skills if skills is not None else discover(cfg)
     expected = expected_published(cfg, skills)
     problems: list[str] = []
     for root_rel in cfg.published:
@@ -78,7 +88,8 @@ def drift(cfg: Config, skills: dict[str, Skill] | None = None) -> list[str]:
             problems.append(f"{root_rel}/: missing (run `skill-eval generate`)")
             continue
         on_disk = {e.path: e for e in walk_tree(root)}
-        want = {f"{name}/{e.path}": e for name, entries in expected.items() for e in entries}
+        mine = _published_into(cfg, skills, root_rel)
+        want = {f"{name}/{e.path}": e for name, entries in expected.items() if name in mine for e in entries}
         for path in sorted(set(on_disk) | set(want)):
             a, b = on_disk.get(path), want.get(path)
             if a is None:
@@ -98,11 +109,13 @@ def write_published(cfg: Config, skills: dict[str, Skill] | None = None) -> list
     Through fsio.replace_dir: no component of a published root may be a symlink, so a symlinked
     `.agents` can no longer turn this pre-commit hook into a deletion outside the repository.
     """
+    skills = skills if skills is not None else discover(cfg)
     expected = expected_published(cfg, skills)
-    files = {f"{name}/{e.path}": (e.data, fsio.EXEC_MODE if e.mode == MODE_EXEC else fsio.FILE_MODE)
-             for name, entries in expected.items() for e in entries}
     written = []
     for root_rel in cfg.published:
+        mine = _published_into(cfg, skills, root_rel)
+        files = {f"{name}/{e.path}": (e.data, fsio.EXEC_MODE if e.mode == MODE_EXEC else fsio.FILE_MODE)
+                 for name, entries in expected.items() if name in mine for e in entries}
         fsio.replace_dir(cfg.root, root_rel, files)
         written.append(root_rel)
     return written

@@ -157,25 +157,34 @@ def discover(cfg: Config, problems: list[FolderProblem] | None = None) -> dict[s
     folder's own finding and the other skills are still discovered (the L0 check uses
     this so one bad folder never hides the findings of the rest).
     """
-    src = fsio.repo_path(cfg.root, cfg.skills_source)
-    if not src.is_dir():
-        raise ConfigError(f"skills.source {cfg.skills_source!r} is not a directory", source=cfg.source,
-                          fix="point [skills] source at the folder holding one folder per skill")
-    shared_rel = cfg.skills_shared
     skills: dict[str, Skill] = {}
-    for child in sorted(src.iterdir()):
-        rel = f"{cfg.skills_source}/{child.name}"
-        if rel == shared_rel or child.name.startswith((".", "_")):
-            continue
-        try:
-            skill = _load_skill(child, rel, problems)
-        except InputError as exc:
-            if problems is None:
-                raise
-            problems.append(FolderProblem(rel, "error", exc.message, exc.fix, _relative(cfg, exc.source)))
-            continue
-        if skill is not None:
+    shared = {s.shared for s in cfg.sources} | {cfg.skills_shared}
+    for tree in [s.path for s in cfg.sources] or [cfg.skills_source]:
+        src = fsio.repo_path(cfg.root, tree)
+        if not src.is_dir():
+            raise ConfigError(f"skills.source {tree!r} is not a directory", source=cfg.source, field="skills",
+                              fix="point [skills] source (or [[skills.sources]] path) at the folder holding one folder per skill")
+        for child in sorted(src.iterdir()):
+            rel = f"{tree}/{child.name}"
+            if rel in shared or child.name.startswith((".", "_")):
+                continue
+            try:
+                skill = _load_skill(child, rel, problems)
+            except InputError as exc:
+                if problems is None:
+                    raise
+                problems.append(FolderProblem(rel, "error", exc.message, exc.fix, _relative(cfg, exc.source)))
+                continue
+            if skill is None:
+                continue
+            if child.name in skills:
+                clash = f"skill {child.name!r} is also in {skills[child.name].dir}; skill names must be unique across sources"
+                if problems is None:
+                    raise InputError(clash, source=child, fix="rename one of the two skills")
+                problems.append(FolderProblem(rel, "error", clash, "rename one of the two skills"))
+                continue
             skills[child.name] = skill
+    skills = dict(sorted(skills.items()))
     _resolve_citations(cfg, skills)
     return skills
 

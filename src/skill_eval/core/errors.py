@@ -61,6 +61,13 @@ class InputError(SkillEvalError):
     """A file could not be read strictly (bad UTF-8, duplicate keys, truncated, symlink...)."""
 
 
+class NotApplicable(InputError):
+    """A feature the host has not turned on (no scenarios.yaml, nothing recorded): the command has
+    nothing to do, says how to turn the feature on, and exits 0 — as `pr` reports the step."""
+
+    exit_code = EXIT_OK
+
+
 class UsageError(SkillEvalError):
     """The command line itself is wrong: unknown command, bad option value, out-of-range number."""
 

@@ -31,6 +31,7 @@ FORMATS: dict[str, int] = {
     "release_worksheet": 1,
     "release_waiver": 1,
     "release_report": 1,
+    "seal": 1,  # seal.json: the recorder's signed manifest of a bundle (core/seal.py)
 }
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]

@@ -28,13 +28,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from skill_eval.core import hashing, strict
-from skill_eval.core.errors import ConfigError, InputError
+from skill_eval.core import formats, hashing, schemas, strict
+from skill_eval.core.errors import ConfigError, InputError, message_of
 
 NAMESPACE = "skill-eval-evidence"
 SEAL, SIG = "seal.json", "seal.sig"
 UNSEALED = frozenset({SEAL, SIG, "judgments.json"})  # the seal's own files, and the judge's later layer
-SEAL_VERSION = 1
+SEAL_VERSION = formats.FORMATS["seal"]
 IDENTITY = ("kind", "arm", "run_id", "k", "skill", "scenario", "prompt_id", "model", "scripted", "isolation", "status")
 MAX_SIG_BYTES = 1 << 14
 MAX_SEAL_BYTES = 1 << 22
@@ -238,13 +238,10 @@ def verify(root: Path, bundle: str, signers: Sequence[Signer]) -> Verdict:
         return Verdict("invalid", reason=f"{SEAL if data is None else SIG} is too large")
     try:
         value = strict.loads_json(strict.decode_utf8(data, SEAL), SEAL)  # the signature covers these exact bytes
-        if not isinstance(value, dict):
-            raise InputError("is not a JSON object", source=SEAL)
+        value = schemas.validate(formats.upgrade(value, "seal", SEAL), "seal", SEAL)
         listed, when = value["files"], datetime.strptime(value["signed_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-        if value.get("schema_version") != SEAL_VERSION or value.get("namespace") != NAMESPACE or not isinstance(listed, dict):
-            raise InputError("is not a seal of this format", source=SEAL)
-    except (InputError, KeyError, TypeError, ValueError) as exc:
-        return Verdict("invalid", reason=f"{SEAL}: {exc}")
+    except (InputError, ValueError) as exc:
+        return Verdict("invalid", reason=message_of(exc) if isinstance(exc, InputError) else f"{SEAL}: {exc}")
     try:
         key = sshsig.check_signature(data, sig, namespace=NAMESPACE)
     except (sshsig.InvalidSignature, NotImplementedError, ValueError) as exc:

@@ -50,6 +50,17 @@ def decode_utf8(data: bytes, source: object) -> str:
         ) from None
 
 
+# What to do when a content file is missing (every "missing file" error names its fix).
+_MISSING_FIX = {
+    "trigger_corpus.yaml": "add labelled prompts, negatives included (format: `skill-eval explain corpus`; "
+                           "`skill-eval init --force` drafts one for every skill)",
+    "scenarios.yaml": "add behaviour scenarios (schema: scenarios.schema.json), then record them with `skill-eval run`",
+    "ground_truth.json": "add the ground-truth cases the scenarios cite (schema: ground_truth.schema.json)",
+    "rubric.yaml": "add the rubric of dimensions 1-6 (schema: rubric.schema.json; skill-eval's templates/init has one)",
+    "skill-eval-pack.json": "run `skill-eval pack` and commit the result",
+}
+
+
 def read_bytes(path: Path, *, max_bytes: int | None = None) -> bytes:
     """Read a regular file, refusing symlinks, directories and oversized files (MAX_FILE_BYTES by default)."""
     limit = MAX_FILE_BYTES if max_bytes is None else max_bytes
@@ -57,7 +68,8 @@ def read_bytes(path: Path, *, max_bytes: int | None = None) -> bytes:
         if path.is_symlink():
             raise InputError("is a symlink; symlinks are refused", source=path, fix="replace it with a regular file")
         if not path.is_file():
-            raise InputError("missing or not a regular file", source=path)
+            raise InputError("missing or not a regular file", source=path, fix=_MISSING_FIX.get(
+                path.name, "check the path: create the file, or correct the option or config field that names it"))
         if path.stat().st_size > limit:
             raise InputError(f"larger than the {limit}-byte cap", source=path, fix="shrink the file")
         with path.open("rb") as fh:

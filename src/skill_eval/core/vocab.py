@@ -38,5 +38,5 @@ Comparison = Literal["better", "same", "worse", "candidate-only", "inconclusive"
 ReleaseOutcome = Literal["pass", "fail", "incomplete", "waived"]  # report.json outcome
 
 # -- statistics (scorecard.json) --------------------------------------------------------------
-LiftVerdict = Literal["LIFT", "REGRESSION", "NO_LIFT", "UNCALIBRATED", "INDETERMINATE", "ERROR"]
-CalibrationStatus = Literal["ok", "INDETERMINATE", "ERROR"]  # an A/A calibration of one arm
+LiftVerdict = Literal["LIFT", "REGRESSION", "NO_LIFT", "UNCALIBRATED", "INDETERMINATE", "INCONCLUSIVE", "ERROR"]
+CalibrationStatus = Literal["ok", "INDETERMINATE", "INCONCLUSIVE", "ERROR"]  # an A/A calibration of one arm

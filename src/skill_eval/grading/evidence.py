@@ -36,12 +36,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skill_eval.content.config import Config
+from skill_eval.content.config import Config, cell_of
 from skill_eval.core import formats, fsio, schemas, seal, strict
 from skill_eval.core.errors import SkillEvalError, message_of
 from skill_eval.grading import baselines, gates, isolation, regrade
 from skill_eval.grading import bundle as bundle_mod
-from skill_eval.grading.graders import RECEIPT, ZERO_TOLERANCE_DEFAULT, Catalog, Grade, grade_bundle
+from skill_eval.grading.graders import (
+    RECEIPT,
+    ZERO_TOLERANCE_DEFAULT,
+    Catalog,
+    Grade,
+    grade_bundle,
+    release_source_problem,
+)
 
 if TYPE_CHECKING:
     from skill_eval.grading.rerecord import Deferrals
@@ -388,8 +395,10 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
     errors += layout
     report.found = len(found)
 
-    # by slot's fields: a plain tuple hashes in C (Slot's generated __hash__/__eq__ are Python calls)
-    runs: dict[tuple[str, str, str, str, int], list[_Seen]] = {}
+    # [[evals.matrix]]: every expected bundle in every cell of the stage's profile ("" = no matrix)
+    cells = cfg.cells(stage)
+    # by slot's fields (+ cell): a plain tuple hashes in C (Slot's generated __hash__/__eq__ are Python calls)
+    runs: dict[tuple[str, str, str, str, int, str], list[_Seen]] = {}
     # A/A calibration bundles (run id ending -aa): checked like any bundle, never counted toward the gates
     aa = [f.slot is not None and is_aa(f.rel) for f in found]
     for f, is_aa_run in zip(found, aa, strict=True):
@@ -403,7 +412,11 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
             if slot not in full:
                 errors.append(f"extra: evidence/{f.rel} is an A/A run of a slot no suite expects (unknown item, arm or k)")
         else:
-            fields = (slot.kind, slot.skill, slot.arm, slot.item, slot.k)
+            cell = _cell(f.grade) if cells else ""
+            if cells and cell not in cells:
+                errors.append(f"extra: evidence/{f.rel} was recorded in cell {cell}, which [[evals.matrix]] does not "
+                              f"list for this profile (cells: {', '.join(cells)})")
+            fields = (slot.kind, slot.skill, slot.arm, slot.item, slot.k, cell)
             same = runs.get(fields)
             if same is None:
                 runs[fields] = [f]
@@ -413,11 +426,14 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
             reasons = f.contamination if f.contamination is not None else contamination_of(cfg, evidence_dir(cfg) / f.rel)
             for why in reasons:
                 errors.append(f"contaminated: evidence/{f.rel}: {why}")
-    by_slot: dict[Slot, list[_Seen]] = {Slot(*fields): fs for fields, fs in runs.items()}
-    for slot, fs in sorted(by_slot.items()):
+    by_slot: dict[Slot, list[_Seen]] = {}
+    for fields, fs in sorted(runs.items()):
+        slot = Slot(*fields[:5])
+        by_slot.setdefault(slot, []).extend(fs)
         if len(fs) > 1:
-            report.errors.append(f"duplicated: {slot.kind} {slot.item} [{slot.arm}] k={slot.k} has {len(fs)} bundles: "
-                                 + ", ".join(f"evidence/{f.rel}" for f in fs))
+            where = f" in cell {fields[5]}" if fields[5] else ""
+            report.errors.append(f"duplicated: {slot.kind} {slot.item} [{slot.arm}] k={slot.k}{where} has {len(fs)} "
+                                 "bundles: " + ", ".join(f"evidence/{f.rel}" for f in fs))
         if slot not in full:
             report.errors.append(f"extra: evidence/{fs[0].rel} is not expected by any suite (unknown item, arm or k)")
 
@@ -434,12 +450,14 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
             report.errors.append(f"pending: {key[0]} {key[1]} is not expected by any suite; remove it from {PENDING}")
         elif key in have_items:
             report.errors.append(f"pending: {key[0]} {key[1]} now has evidence; remove it from {PENDING}")
-    for slot in sorted(expected - set(by_slot)):
+    for slot, cell in sorted((s, c) for s in expected for c in (cells or ("",))
+                             if (s.kind, s.skill, s.arm, s.item, s.k, c) not in runs):
         key = (slot.kind, slot.item)
         if key in pend_keys and stage != "release":
             continue
         why = " (pending entries do not excuse the release stage)" if key in pend_keys else ""
-        report.errors.append(f"missing: {slot.kind} {slot.item} [{slot.arm}] k={slot.k} "
+        where = f" in cell {cell}" if cell else ""
+        report.errors.append(f"missing: {slot.kind} {slot.item} [{slot.arm}] k={slot.k}{where} "
                              f"(expected at evidence/{slot.skill}/{slot.arm}/<run-id>/{slot.item}/{slot.k}/){why}")
     expected_items = {(s.kind, s.item) for s in expected}
     for key in sorted(pend_keys):
@@ -466,7 +484,7 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
                 c = g.checks[name]
                 errors.append(f"bad bundle: evidence/{f.rel}: {name}: " + "; ".join(c.reasons[:3]))
         if stage == "release":
-            errors += release_problems(f.rel, _meta_of(cfg, f.rel), g)
+            errors += release_problems(f.rel, _meta_of(cfg, f.rel), g, cfg.release_sources)
     if deferrals is not None:
         report.pending += deferrals.pending_lines()
         report.errors += deferrals.problems()
@@ -475,25 +493,34 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
     # well-formed and uncontaminated (above), but their grades are lift evidence: a baseline failing
     # dimension 6 is the skill's point, not a regression of it.
     shipped = [g for g in report.grades if g.meta.get("arm") == "skill-agent"]
+    expected_skill = {p.id: p.expected_skill for p in catalog.prompts.values()}
+    # pass^k groups by cell itself; the trigger gate holds in every cell of the matrix
     report.errors += gates.pass_k([g for g in shipped if g.kind == "behavioral"], cfg.k, tuple(zero))
-    report.errors += baselines.gate(cfg, shipped, stage)
-    report.errors += gates.trigger_gate(cfg, shipped, {p.id: p.expected_skill for p in catalog.prompts.values()})
+    for cell in cells or ("",):
+        mine = [g for g in shipped if _cell(g) == cell] if cell else shipped
+        report.errors += [f"[{cell}] {p}" if cell else p for p in gates.trigger_gate(cfg, mine, expected_skill)]
+    report.errors += baselines.gate(cfg, shipped, stage)  # keyed by (skill, agent, model): per cell already
     return report
 
 
-def release_problems(rel: str, meta: dict[str, Any] | None, g: Grade) -> list[str]:
+def _cell(grade: Any) -> str:
+    """The matrix cell (agent/model label) of a graded bundle."""
+    if grade is None:
+        return "?/?"
+    m = grade.meta
+    return cell_of(m.get("agent"), m.get("model"), m.get("scripted"))
+
+
+def release_problems(rel: str, meta: dict[str, Any] | None, g: Grade,
+                     sources: tuple[str, ...] = ("remote",)) -> list[str]:
     """The release pass rule for one bundle (DESIGN §10): judged, real-model evidence only.
 
     The merge gate counts an unjudged 4/5 as complete; a release may not, and evidence
     recorded against a scripted model server proves the harness, not a model's behaviour.
     """
     out = []
-    if meta is not None and meta.get("scripted") is True:
-        out.append(f"incomplete: evidence/{rel} was recorded with a scripted model ({meta.get('model')}); "
-                   "a release needs real-model evidence")
-    elif meta is not None and (meta.get("extra") or {}).get("model_source") == "local-endpoint":
-        out.append(f"incomplete: evidence/{rel} was recorded against a local endpoint the runner does not run "
-                   f"({meta.get('model')}): it may be a fake; a release counts remote provider evidence")
+    if meta is not None and (why := release_source_problem(meta, sources)) is not None:
+        out.append(f"incomplete: evidence/{rel} was {why}")
     if g.kind == "behavioral" and g.incomplete():
         out.append(f"incomplete: evidence/{rel}: dimension(s) {g.incomplete()} not judged; run `skill-eval judge`")
     return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from skill_eval.content.config import Config
+from skill_eval.content.config import Config, cell_of
 from skill_eval.grading.graders import ORACLE_PREFIX, ZERO_TOLERANCE_DEFAULT, Grade
 
 
@@ -24,17 +24,18 @@ class GroupKey:
     item: str
     arm: str
     skill: str | None
+    cell: str = ""  # agent/model (config.cell_of): pass^k holds per agent and model
 
 
 def group(grades: list[Grade]) -> dict[GroupKey, list[Grade]]:
-    """Grades by (kind, item, arm, skill), groups in order of first appearance (a plain tuple per
+    """Grades by (kind, item, arm, skill, cell), groups in order of first appearance (a plain tuple per
     grade; one GroupKey per group)."""
-    out: dict[tuple[str, str, str, str | None], list[Grade]] = {}
+    out: dict[tuple[str, str, str, str | None, str], list[Grade]] = {}
     for g in grades:
         if g.kind is None or g.item is None:
             continue
         m = g.meta
-        key = (g.kind, g.item, str(m.get("arm")), m.get("skill"))
+        key = (g.kind, g.item, str(m.get("arm")), m.get("skill"), cell_of(m.get("agent"), m.get("model"), m.get("scripted")))
         runs = out.get(key)
         if runs is None:
             out[key] = [g]
@@ -46,10 +47,15 @@ def group(grades: list[Grade]) -> dict[GroupKey, list[Grade]]:
 def pass_k(grades: list[Grade], k: int, zero_tolerance: tuple[int, ...] = ZERO_TOLERANCE_DEFAULT) -> list[str]:
     """Problems with pass^k over every (scenario, arm) group of behavioural bundles."""
     problems = []
-    for key, runs in sorted(group(grades).items(), key=lambda kv: (kv[0].item, kv[0].arm)):
+    groups = group(grades)
+    cells_of: dict[tuple[str, str, str | None], set[str]] = {}
+    for key in groups:
+        cells_of.setdefault((key.item, key.arm, key.skill), set()).add(key.cell)
+    for key, runs in sorted(groups.items(), key=lambda kv: (kv[0].item, kv[0].arm, kv[0].cell)):
         if key.kind != "behavioral":
             continue
-        label = f"{key.item} [{key.arm}]"
+        several = len(cells_of[(key.item, key.arm, key.skill)]) > 1  # name the cell only where there are more
+        label = f"{key.item} [{key.arm}]" + (f" in cell {key.cell}" if several else "")
         ks: list[Any] = [g.meta.get("k") for g in runs]  # (a grade's meta has every key)
         indices = sorted(x for x in ks if isinstance(x, int))
         if indices != list(range(k)):

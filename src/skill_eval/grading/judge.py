@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from skill_eval import __version__
+from skill_eval.content.config import Config
 from skill_eval.content.evals import Rubric, Scenario
 from skill_eval.core import formats, hashing, schemas, strict
-from skill_eval.core.errors import SkillEvalError
+from skill_eval.core.errors import SkillEvalError, message_of
 
 JUDGED = (4, 5)
 RUBRIC_DOMAIN = "skill-eval-rubric-dimension-v1"
@@ -149,3 +150,54 @@ def append(bundle: Path, entries: list[dict[str, Any]]) -> None:
     tmp = path.with_name(f".judgments.json.{os.getpid()}")
     tmp.write_text(strict.dumps_json(doc))
     os.replace(tmp, path)
+
+
+@dataclass
+class Judged:
+    """What judging one bundle did: the entries appended (possibly none) and one line per failure."""
+
+    bundle: Path
+    entries: list[dict[str, Any]]
+    failures: list[str]
+
+
+def needs_judging(bundle: Path, rubric_version: str | None, dims: list[int]) -> bool:
+    """True when any of `dims` has no replayable judgment for the current rubric (an unreadable file too)."""
+    from skill_eval.grading.graders import judged
+
+    doc = None
+    if (bundle / "judgments.json").is_file():
+        try:
+            doc = strict.load_json(bundle / "judgments.json")
+        except SkillEvalError:
+            return True
+    return any(judged.replay(doc, rubric_version, d)[0] == "not_judged" for d in dims)
+
+
+def judge_bundle(cfg: Config, catalog: Any, ep: Endpoint, bundle: Path, dims: list[int]) -> Judged:
+    """Judge `dims` of one behavioural bundle (blinded) and append what the judge answered.
+
+    A failed request or a malformed verdict writes nothing for that dimension and is reported as a
+    failure line; an infrastructure failure never becomes a score. `catalog` is a graders.Catalog.
+    """
+    import dataclasses
+
+    try:
+        meta = strict.load_json(bundle / "meta.json")
+        scenario = catalog.scenarios.get(meta.get("scenario", "")) or catalog.golden.get(meta.get("scenario", ""))
+        if meta.get("kind") != "behavioral" or scenario is None:
+            raise JudgeError(f"not a behavioural bundle of a known scenario ({meta.get('scenario')!r})")
+        truth = catalog.truth.get(scenario.fixture)
+        truth_rec = dataclasses.asdict(truth) if dataclasses.is_dataclass(truth) and not isinstance(truth, type) else None
+        final_md = strict.read_text(bundle / "final.md", max_bytes=cfg.max_bundle_file_bytes)
+    except SkillEvalError as exc:
+        return Judged(bundle, [], [f"FAIL {bundle}: {message_of(exc)}"])
+    entries, failures = [], []
+    for d in dims:
+        try:
+            entries.append(judge_one(ep, catalog.rubric, d, scenario, truth_rec, final_md))
+        except JudgeError as exc:
+            failures.append(f"FAIL {bundle} dimension {d}: {message_of(exc)}; no score written")
+    if entries:
+        append(bundle, entries)
+    return Judged(bundle, entries, failures)

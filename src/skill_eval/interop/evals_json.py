@@ -10,6 +10,12 @@ What maps, and how:
   `fixtures/<scenario>/`, its expectations as human review questions), keeping the original
   eval verbatim under `imported` so nothing is lost and `to_evals_json` gives it back.
 
+OpenAI's skills (openai/skills) keep one evaluation per file in `<skill>/evaluations/*.json`:
+`{"name", "skills", "query", "context"?, "expected_behavior": [...], "success_criteria": [...]}`.
+Each `query` becomes a trigger-corpus positive for the skill and a draft scenario (the query,
+with its context, as the prompt; expected_behavior and success_criteria as human review
+questions), the file kept verbatim under `imported` (format `openai-evaluation`).
+
 What does not map, reported per eval: `expected_output` and `expectations` are judged
 free text, not deterministic oracles; a scenario also needs a ground-truth case and an
 invocation class (or a command oracle) before it can move into scenarios.yaml and run.
@@ -128,3 +134,54 @@ def to_evals_json(skill: str, records: list[dict[str, Any]]) -> dict[str, Any]:
     evals = [r["imported"]["eval"] for r in records
              if r.get("skill") == skill and r.get("imported", {}).get("format") == "evals-json"]
     return {"skill_name": skill, "evals": evals}
+
+
+OPENAI_DIR = "evaluations"
+
+
+def is_openai_evaluation(doc: Any) -> bool:
+    """An OpenAI skills evaluation: an object with a `query` and an `expected_behavior` list."""
+    return isinstance(doc, dict) and isinstance(doc.get("query"), str) and isinstance(doc.get("expected_behavior"), list)
+
+
+def openai_evaluation_files(path: Path) -> list[Path]:
+    """The OpenAI evaluation files PATH names: a skill folder's evaluations/*.json, that folder, or one file."""
+    if path.is_dir():
+        folder = path if path.name == OPENAI_DIR else path / OPENAI_DIR
+        return sorted(p for p in folder.glob("*.json") if p.is_file() and not p.is_symlink()) if folder.is_dir() else []
+    if path.suffix == ".json" and path.is_file() and path.name != "evals.json":
+        return [path] if is_openai_evaluation(strict.load_json(path)) else []
+    return []
+
+
+def openai_skill_dir(files: list[Path]) -> Path:
+    """The skill folder of evaluation files (<skill>/evaluations/x.json)."""
+    parent = files[0].parent
+    return parent.parent if parent.name == OPENAI_DIR else parent
+
+
+def load_openai_evaluations(skill: str, files: list[Path], report: Report) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(trigger prompts, draft scenario records) from OpenAI evaluation files, strictly."""
+    prompts: list[dict[str, Any]] = []
+    records: list[dict[str, Any]] = []
+    for path in files:
+        doc = strict.load_json(path)
+        if not is_openai_evaluation(doc) or not doc["query"].strip():
+            raise InputError("is not an OpenAI skills evaluation (an object with a non-empty `query` and an "
+                             "`expected_behavior` list)", source=path,
+                             fix="pass a skill folder with evaluations/*.json, or one such file")
+        checks = [str(x) for x in doc["expected_behavior"]] + [str(x) for x in doc.get("success_criteria") or []]
+        sid = slug(f"{skill}-eval-{doc.get('name') or path.stem}")
+        prompt = doc["query"] + (f"\n\nContext: {doc['context']}" if isinstance(doc.get("context"), str) and doc["context"] else "")
+        rec: dict[str, Any] = {"id": sid, "skill": skill, "status": "draft", "prompt": prompt}
+        if checks:
+            rec["human_review_questions"] = checks
+        rec["imported"] = {"format": "openai-evaluation", "file": path.name, "eval": doc}
+        records.append(rec)
+        pid = slug(f"{skill}-query-{doc.get('name') or path.stem}")
+        prompts.append({"id": pid, "prompt": doc["query"], "expected_skill": skill})
+        report.mapped.append(f"{path.name}: trigger prompt {pid} (expected_skill: {skill}) and draft scenario {sid}")
+        report.unmapped.append(f"{path.name} ({sid}): expected_behavior and success_criteria are judged free text, kept as "
+                               "human review questions, not deterministic oracles; needs a ground-truth case and invocation "
+                               "class, or actions + a command oracle, to run")
+    return prompts, records

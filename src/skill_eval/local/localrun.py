@@ -8,7 +8,10 @@ adds bundles to the working tree.
 `calibrate` records the A/A pair the lift statistics are calibrated against — the same arm twice,
 k >= 5 on >= 6 scenarios of one skill — and replaces `agent-evals/skills/calibration/` with it
 plus a manifest labelling it (`kind: local-calibration`, `model: smollm2-135m`, `scripted: false`,
-server and sampling settings, measured timings). It is a separate tree on purpose: those
+server and sampling settings, measured timings) — but only when the runs finished: a pair whose
+runs are more than `[stats] max_incomplete_rate` incomplete (budget_stop, no final answer) is
+refused, nothing installed (issue 28: the first committed calibration stopped every run after 1
+turn / 64 tokens, and its 0 % false-difference rate measured nothing). It is a separate tree on purpose: those
 bundles are not evidence for the merge gate (a 135M model is not the agent skills ship for),
 and the harness moves under them; the scorecard shows a calibration recorded against an older
 harness as "stale calibration" instead of failing anything.
@@ -28,6 +31,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from skill_eval.content import config
 from skill_eval.core import fsio, strict
 from skill_eval.local.localmodel import (
     CHAT_FORMAT,
@@ -60,6 +64,9 @@ CAL_ARM = "baseline"
 # timeout: a 1-turn run takes ~15-50 s on an idle 2-core machine; 180 s timed 9 of 60 runs out (infra
 # errors, not model noise) when the machine was shared, so the calibration allows 420 s
 CAL_N_CTX = 3072
+# Measured (issue 28): at these limits every one of 60 runs ended budget_stop with no answer, and a probe at
+# 6 turns / 256 tokens / 200 s still ended budget_stop (3 turns in 200 s, no answer, no subject call) — so
+# `calibrate` refuses to install such a pair (incomplete_runs) instead of committing a 0 % floor over nothing.
 CAL_LIMITS = {"max_turns": 1, "max_tokens": 64, "max_total_tokens": 8000, "timeout": 420}
 CAL_SCENARIOS = ("review-removed-export", "review-changed-signature", "review-struct-layout", "review-enum-value",
                  "review-compatible-addition", "review-no-change")
@@ -157,6 +164,14 @@ def calibrate(root: Path, work: Path, *, scenarios: tuple[str, ...] = CAL_SCENAR
         for f in sorted(bundle.rglob("*")):
             if f.is_file():
                 files[f.relative_to(evidence).as_posix()] = f.read_bytes()
+    unfinished, scored = incomplete_runs(bundles)
+    limit = config.load(root).stats.max_incomplete_rate
+    if scored and sum(unfinished.values()) / scored > limit:
+        raise LocalModelError(
+            f"{sum(unfinished.values())} of {scored} scored calibration runs did not finish "
+            f"({', '.join(f'{n} {why}' for why, n in sorted(unfinished.items()))}) > max_incomplete_rate {limit:.0%} at "
+            f"limits {lim}: an A/A over them measures nothing, so {CALIBRATION}/ was left as it was; raise "
+            "max_turns/max_tokens/timeout (localrun.CAL_LIMITS) or use a model that finishes (docs/local-model.md)")
     recorded = sorted({s for s, _ in counts})
     complete = k >= 5 and len(scenarios) >= 6 and all(counts[(s, aa)] >= k for s in scenarios for aa in (False, True))
     outcomes = [o for r in recs for o in r.outcomes]
@@ -171,12 +186,36 @@ def calibrate(root: Path, work: Path, *, scenarios: tuple[str, ...] = CAL_SCENAR
                    "n_ctx": settings.n_ctx, "n_threads": settings.n_threads, "seed": settings.seed},
         "sampling": {"temperature": TEMPERATURE, "seed": f"per run, derived from {seed} (meta.json seed)"},
         "limits": lim,
+        "incomplete": {"runs": sum(unfinished.values()), "of": scored, "reasons": dict(sorted(unfinished.items()))},
         "measured": {"server_start_s": start_s, "bundles_this_session": len(outcomes), **_timing(recs),
                      "statuses": dict(Counter(o["status"] for o in outcomes))},
     }
     files[MANIFEST] = strict.dumps_json(manifest).encode()
     fsio.replace_dir(root, CALIBRATION, files)
     return manifest
+
+
+def incomplete_runs(bundles: list[Path]) -> tuple[Counter[str], int]:
+    """(why unfinished calibration runs did not finish — budget_stop, no final answer — by count; how
+    many runs are scored, i.e. not infrastructure errors).
+
+    The scorecard's reading (scorecard.runs.incomplete_reason) of what a recording says before
+    grading: the outcome meta.json records, and whether final.md holds an answer.
+    """
+    out: Counter[str] = Counter()
+    scored = 0
+    for bundle in bundles:
+        meta = strict.load_json(bundle / "meta.json")
+        final = bundle / "final.md"
+        outcome = meta.get("outcome") if isinstance(meta, dict) else None
+        if outcome == "infra_error":
+            continue  # not scored: the scorecard's ERROR guard, not this one
+        scored += 1
+        if outcome == "budget_stop":
+            out["budget_stop"] += 1
+        elif not final.is_file() or not final.read_text(encoding="utf-8", errors="replace").strip():
+            out["no final answer"] += 1
+    return out, scored
 
 
 CORPUS = "tests/data/malformed/recorded_llama_cpp_0.3.36_smollm2.json"

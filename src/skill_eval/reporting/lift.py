@@ -18,6 +18,10 @@ Three guards stand between a difference and the word LIFT:
 Cells where infrastructure errors (not the agent) ended more than `max_infra_error_rate` of the
 runs are ERROR: such runs are excluded from scoring, and when they dominate, what is left is
 not a sample of the skill.
+Comparisons (and A/A calibrations) over runs of which more than `max_incomplete_rate` never
+finished — cut by their budget, no final answer, or a verdict scenario left with neither a subject
+call nor a claim (`Run.incomplete`) — are INCONCLUSIVE, never a number: two arms that both stop
+before the question measure nothing, and a 0 % false-difference rate over them is an artefact.
 """
 
 from __future__ import annotations
@@ -35,8 +39,9 @@ REGRESSION: Final = "REGRESSION"
 NO_LIFT: Final = "NO_LIFT"
 UNCALIBRATED: Final = "UNCALIBRATED"
 INDETERMINATE: Final = "INDETERMINATE"
+INCONCLUSIVE: Final = "INCONCLUSIVE"
 ERROR: Final = "ERROR"
-VERDICTS: tuple[LiftVerdict, ...] = (LIFT, REGRESSION, NO_LIFT, UNCALIBRATED, INDETERMINATE, ERROR)
+VERDICTS: tuple[LiftVerdict, ...] = (LIFT, REGRESSION, NO_LIFT, UNCALIBRATED, INDETERMINATE, INCONCLUSIVE, ERROR)
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,7 @@ class Settings:
     seed: int = 20260101
     confidence: float = 0.95
     max_infra_error_rate: float = 0.25
+    max_incomplete_rate: float = 0.25
 
     @property
     def alpha(self) -> float:
@@ -65,12 +71,15 @@ class Run:
     """One recorded run as the statistics see it: its scenario, whether it passed, how it ended.
 
     `passed` is None for a run that cannot be scored (an infrastructure error): it never counts
-    as a skill failure, but it counts towards the cell's infra-error rate.
+    as a skill failure, but it counts towards the cell's infra-error rate. `incomplete` names why a
+    scored run never finished (e.g. "budget_stop"; "" when it did): it still counts as a failure,
+    and it counts towards the incomplete rate.
     """
 
     scenario: str
     passed: bool | None
     infra_error: bool = False
+    incomplete: str = ""
 
 
 def scenario_rates(runs: Iterable[Run]) -> dict[str, float]:
@@ -90,6 +99,28 @@ def scenario_rates(runs: Iterable[Run]) -> dict[str, float]:
 
 def infra_error_rate(runs: Sequence[Run]) -> float:
     return sum(1 for r in runs if r.infra_error) / len(runs) if runs else 0.0
+
+
+def incomplete_rate(runs: Sequence[Run]) -> float:
+    """Share of the scored runs that never finished (infra errors are ERROR's business, not counted here)."""
+    scored = [r for r in runs if not r.infra_error]
+    return sum(1 for r in scored if r.incomplete) / len(scored) if scored else 0.0
+
+
+def inconclusive_reason(arms: Sequence[tuple[str, Sequence[Run]]], settings: Settings) -> str:
+    """Why a comparison over these arms is INCONCLUSIVE ("" when it is not): an arm whose scored runs
+    are more than `max_incomplete_rate` incomplete, with the count and the commonest reasons."""
+    for name, arm_runs in arms:
+        rate = incomplete_rate(arm_runs)
+        if rate > settings.max_incomplete_rate:
+            why: dict[str, int] = {}
+            for r in arm_runs:
+                if r.incomplete and not r.infra_error:
+                    why[r.incomplete] = why.get(r.incomplete, 0) + 1
+            top = ", ".join(f"{n} {w}" for w, n in sorted(why.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
+            return (f"{rate:.0%} of {name} runs are incomplete ({top}) > max_incomplete_rate "
+                    f"{settings.max_incomplete_rate:.0%}: runs that never finished measure nothing")
+    return ""
 
 
 def paired_differences(treatment: Mapping[str, float], control: Mapping[str, float]) -> dict[str, float]:
@@ -155,6 +186,9 @@ def calibrate(arm: str, first: Sequence[Run], second: Sequence[Run], settings: S
     if bad > settings.max_infra_error_rate:
         return Calibration(arm, 0, None, None, None, ERROR,
                            f"{bad:.0%} of A/A runs are infra errors (> {settings.max_infra_error_rate:.0%})")
+    hollow = inconclusive_reason(((f"{arm} (A)", first), (f"{arm} (A')", second)), settings)
+    if hollow:
+        return Calibration(arm, 0, None, None, None, INCONCLUSIVE, f"A/A {hollow}")
     diffs = list(paired_differences(scenario_rates(first), scenario_rates(second)).values())
     n = len(diffs)
     if n < settings.min_paired_scenarios:
@@ -187,8 +221,8 @@ class Lift:
 
     @property
     def has_number(self) -> bool:
-        """INDETERMINATE and ERROR cells show a word, never a number."""
-        return self.verdict not in (INDETERMINATE, ERROR)
+        """INDETERMINATE, INCONCLUSIVE and ERROR cells show a word, never a number."""
+        return self.verdict not in (INDETERMINATE, INCONCLUSIVE, ERROR)
 
     def to_json(self) -> dict[str, Any]:
         shown = self.has_number
@@ -216,6 +250,9 @@ def lift(treatment: str, control: str, t_runs: Sequence[Run], c_runs: Sequence[R
         if bad > settings.max_infra_error_rate:
             return Lift(treatment, control, ERROR, 0, runs=runs,
                         reason=f"{bad:.0%} of {name} runs are infra errors (> {settings.max_infra_error_rate:.0%}): not a sample of the skill")
+    hollow = inconclusive_reason(((treatment, t_runs), (control, c_runs)), settings)
+    if hollow:
+        return Lift(treatment, control, INCONCLUSIVE, 0, runs=runs, reason=hollow)
     diffs = list(paired_differences(scenario_rates(t_runs), scenario_rates(c_runs)).values())
     n = len(diffs)
     if n < settings.min_paired_scenarios:

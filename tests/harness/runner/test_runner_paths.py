@@ -103,6 +103,22 @@ def test_model_echoing_sandbox_paths_leaves_none_in_the_bundle(repo_copy, monkey
     capsys.readouterr()
     main(["grade", "--root", str(repo_copy), "--json", str(bundle)])
     assert json.loads(capsys.readouterr().out)["model_source"] == "local-endpoint"
+    # labelled like scripted in the scorecard (its runs, cells, banner and summary line) ...
+    from skill_eval.content.config import load as load_config
+    from skill_eval.grading.evidence import release_problems
+    from skill_eval.grading.graders import Catalog, grade_bundle
+    from skill_eval.reporting import scorecard as sc
+    from skill_eval.reporting.scorecard import markdown
+    from skill_eval.reporting.scorecard import runs as sc_runs
+    cfg = load_config(repo_copy)
+    run = next(r for r in sc_runs.collect(cfg)[0] if r.path.startswith("abi-compat-review/skill-agent/echo/"))
+    assert run.scripted is True and run.model == "local-endpoint:echo"
+    # ... and a release counts it only where [evals] release_sources names local-endpoint
+    g = grade_bundle(bundle, Catalog(cfg))
+    assert any("local endpoint" in p for p in release_problems("b", meta, g))
+    assert not any("endpoint" in p for p in release_problems("b", meta, g, ("remote", "local-endpoint")))
+    md = markdown.render(sc.compute(cfg).card)
+    assert "local-endpoint:echo" in md and "a local endpoint the runner does not run" in md
     counts = meta["extra"]["path_placeholders"]
     assert counts["<work>"] >= 3 and counts["<home>"] >= 2  # final + events + raw each
     # the model itself saw the paths the agent saw (the replacement is the runner's, after the run): the

@@ -324,3 +324,19 @@ def model_source(meta: dict[str, Any]) -> str:
         return "scripted"
     recorded = (meta.get("extra") or {}).get("model_source")
     return recorded if isinstance(recorded, str) else "unknown"
+
+
+def release_source_problem(meta: dict[str, Any], counted: tuple[str, ...]) -> str | None:
+    """Why a release does not count this bundle's model turns ([evals] release_sources names the sources
+    it counts: `remote`, `local-endpoint`; scripted turns never count), or None."""
+    source = model_source(meta)
+    if source == "scripted":
+        return f"recorded with a scripted model ({meta.get('model')}): a release needs real-model evidence"
+    kind = "remote" if source.startswith("remote:") else source
+    if kind in counted:
+        return None
+    if kind == "local-endpoint":
+        return (f"recorded against a local endpoint the runner does not run ({meta.get('model')}): it may be a fake; "
+                "this release counts " + ", ".join(counted) + " ([evals] release_sources)")
+    return (f"model source {source!r} is not one this release counts ({', '.join(counted)}; "
+            "[evals] release_sources): re-record it")

@@ -1,7 +1,8 @@
 """`release stage --run`: record every required arm exactly once into the session's raw/ tree.
 
-Required arms: the candidate (`skill-agent`) for every ready case, plus `released:<ref>` for
-every case whose skill was published at the ref. Each runs once (k = 1), in its own fresh
+Required arms: the candidate (`skill-agent`) and the `baseline` (no skill offered; the lift
+gate's control) for every ready case, plus `released:<ref>` for every case whose skill was
+published at the ref. Each runs once (k = 1), in its own fresh
 sandbox, through the ordinary runner (so the same isolation, shim, redaction and sealing
 apply); no run is retried. The runner seals bundles under the evidence tree with the run id
 `release-<session>`; they are then moved, whole, into `<out>/<session>/raw/` so a release
@@ -21,11 +22,12 @@ from pathlib import Path
 from skill_eval.checks.surface import find_subject
 from skill_eval.content import freshness
 from skill_eval.content.config import Config
+from skill_eval.core import seal
 from skill_eval.core.errors import ConfigError, InputError
 from skill_eval.harness.runner import plan
 from skill_eval.harness.runner.execute import RunOptions, preflight, run_item
 from skill_eval.harness.runner.pool import run_all
-from skill_eval.reporting.release import RAW_DIR
+from skill_eval.reporting.release import RAW_DIR, released
 from skill_eval.reporting.release import snapshot as snap
 
 IN_PROCESS = ("scripted", "openai-compatible")  # adapters with no agent executable to bind
@@ -38,15 +40,17 @@ def _options(cfg: Config, args: argparse.Namespace) -> RunOptions:
         adapter=args.agent or cfg.agent.adapter, model=args.model or cfg.agent.model, model_server=args.model_server,
         base_url=args.base_url, binary=args.agent_binary, max_turns=cfg.agent.max_turns, timeout=cfg.agent.timeout_seconds,
         max_cost_usd=cfg.agent.max_cost_usd, real_subject=find_subject(cfg),
+        signing_key=seal.signing_key(repo=cfg.root),  # a release counts signed evidence only (docs/SIGNING.md)
     )
 
 
 def plan_items(cfg: Config, session: str, released_ref: str | None) -> list[plan.RunItem]:
     run_id = f"release-{session}"
-    items = plan.build(cfg, suite="full", arm=snap.CANDIDATE_ARM, k=1, run_id=run_id, include_trigger=False)
+    candidate = plan.build(cfg, suite="full", arm=snap.CANDIDATE_ARM, k=1, run_id=run_id, include_trigger=False)
+    items = candidate + plan.build(cfg, suite="full", arm=snap.BASELINE_ARM, k=1, run_id=run_id, include_trigger=False)
     if released_ref:
-        skills = snap.released_skills(cfg, released_ref, sorted({i.skill for i in items}))["skills"]
-        ids = [i.item_id for i in items if i.skill in skills]
+        skills = snap.released_skills(cfg, released_ref, sorted({i.skill for i in candidate}))["skills"]
+        ids = [i.item_id for i in candidate if i.skill in skills]
         if ids:
             items += plan.build(cfg, suite="full", ids=ids, arm=snap.released_arm(released_ref), k=1, run_id=run_id,
                                 include_trigger=False)
@@ -81,8 +85,9 @@ def record_session(cfg: Config, *, out_dir: Path, session: str, released_ref: st
         return [f"absent credential for {adapter.name}"]
     adapter, info = preflight(cfg, opts)
     cur = freshness.current(cfg)
-    outcomes = run_all(items, lambda item: run_item(cfg, item, opts, cur, adapter, info), jobs=args.jobs,
-                       progress=None if args.json else sys.stderr)
+    with released.runner_reads_released():  # a host in a subfolder reads released bytes by repository path
+        outcomes = run_all(items, lambda item: run_item(cfg, item, opts, cur, adapter, info), jobs=args.jobs,
+                           progress=None if args.json else sys.stderr)
     raw.mkdir(parents=True)
     evidence = plan.evidence_root(cfg)
     for home in homes:  # <evidence>/<skill>/<arm>/<run-id>: move whole, sealed bundles only

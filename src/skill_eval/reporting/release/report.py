@@ -1,9 +1,12 @@
 """The release report: one outcome, derived by a fixed precedence from the stage and the worksheet.
 
-  fail        any failed credential-free gate, any failed case, or any `worse` comparison;
-  pass        every gate passed, every case complete and same / better / candidate-only;
+  fail        any failed credential-free gate, any failed case, any `worse` comparison, or a
+              lift gate that failed (a skill's CI lower bound below -margin, lift_gate.py);
+  pass        every gate passed, every case complete and same / better / candidate-only, and
+              every skill's lift over baseline (and over its released arm) passed;
   incomplete  anything else (missing, cut-off, stale, unjudged or scripted evidence, an
-              incomplete pair, a skipped gate, an `inconclusive` answer, no cases at all);
+              incomplete pair, a skipped gate, an `inconclusive` answer, no cases at all, a
+              lift that is INDETERMINATE: then every case of that skill is incomplete);
   waived      only over incomplete, with a waiver covering exactly the incomplete cases.
 
 The report carries states and reasons the tool derived — never raw provider output — plus
@@ -19,6 +22,7 @@ from typing import Any
 from skill_eval.core import formats, hashing, schemas, strict
 from skill_eval.core.errors import InputError
 from skill_eval.core.vocab import ReleaseOutcome
+from skill_eval.reporting.release import lift_gate
 
 # a report restates its stage's cases, so it is read under the stage's cap (stage.MAX_STAGE_BYTES;
 # stage imports the whole grading stack, which reading a report must not pay for: a test keeps them equal)
@@ -46,29 +50,42 @@ def decide(stage: dict[str, Any], answers: dict[str, Any]) -> tuple[ReleaseOutco
             fail.append(f"case {cid} was judged worse than the released skill")
         elif c["state"] == "incomplete" or comparison == "inconclusive":
             incomplete[cid] = c["skill"]
+    lift_fail, lift_incomplete = lift_gate.problems(stage["snapshot"]["lift"])
+    fail += lift_fail
+    for skill, why in lift_incomplete.items():
+        other += why
+        incomplete.update({cid: skill for cid, c in cases.items() if c["skill"] == skill and c["state"] != "fail"})
     if fail:
         return "fail", fail, incomplete
     if incomplete or other:
-        reasons = other + [f"case {cid} is incomplete: {'; '.join(cases[cid]['reasons'][:2]) or 'judged inconclusive'}"
+        reasons = other + [f"case {cid} is incomplete: {_why_incomplete(cases[cid], answers['cases'][cid]['comparison'])}"
                            for cid in sorted(incomplete)]
         return "incomplete", reasons, incomplete
-    return "pass", ["every gate passed and every case is complete with an acceptable comparison"], incomplete
+    return "pass", ["every gate passed, every case is complete with an acceptable comparison, and every skill's lift "
+                    "passed the lift gate"], incomplete
+
+
+def _why_incomplete(case: dict[str, Any], comparison: str) -> str:
+    if case["reasons"]:
+        return "; ".join(case["reasons"][:2])
+    return "judged inconclusive" if comparison == "inconclusive" else f"the lift of skill {case['skill']} is incomplete"
 
 
 def render(stage: dict[str, Any], answers: dict[str, Any], outcome: ReleaseOutcome, reasons: list[str],
            waiver: dict[str, Any] | None, publication: dict[str, Any], now: str | None = None) -> dict[str, Any]:
     cases = []
     for cid, c in sorted(stage["snapshot"]["cases"].items()):
-        rel = c["arms"]["released"]
+        rel, base = c["arms"]["released"], c["arms"]["baseline"]
         cases.append({"case": cid, "skill": c["skill"], "evidence": c["state"], "baseline_required": c["baseline_required"],
                       "candidate": c["arms"]["candidate"]["state"], "released": rel["state"] if rel else None,
+                      "baseline": base["state"],
                       "comparison": answers["cases"][cid]["comparison"], "review": answers["cases"][cid]["review"],
                       "reasons": list(c["reasons"])})
     record = {
         "schema_version": formats.FORMATS["release_report"], "session": stage["session"], "stage_seal": stage["seal"],
         "generated_at": now or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "outcome": outcome, "reasons": reasons,
         "reviewer": answers.get("reviewer"), "tested_head": stage["tested_head"], "bindings": stage["snapshot"]["bindings"],
-        "publication": publication, "checks": stage["checks"], "cases": cases, "waiver": waiver,
+        "publication": publication, "checks": stage["checks"], "cases": cases, "lift": stage["snapshot"]["lift"], "waiver": waiver,
     }
     schemas.validate(record, "release_report", "rendered report")
     return record
@@ -97,6 +114,24 @@ def _cell(text: Any) -> str:
     return s
 
 
+def _figure(x: Any, fmt: str = "+.3f") -> str:
+    return "—" if x is None else format(x, fmt)
+
+
+def _lift_lines(lift: dict[str, Any]) -> list[str]:
+    lines = ["", f"## Lift gate (CI lower bound >= -{lift['margin']}; fewer than {lift['min_paired_scenarios']} paired "
+             f"scenarios is incomplete; {lift['confidence']:.0%} CI)", "",
+             "| skill | control | gate | verdict | n paired | effect | CI | sign test p |", "|---|---|---|---|---|---|---|---|"]
+    for skill, controls in sorted(lift["skills"].items()):
+        for key, r in sorted(controls.items()):
+            ci = r.get("ci")
+            sign = r.get("sign_test") or {}
+            lines.append(f"| {_cell(skill)} | {_cell(r.get('control') or key)} | **{r['gate']}** | {r.get('verdict', '—')} "
+                         f"| {r.get('n_paired', '—')} | {_figure(r.get('effect'))} "
+                         f"| {'[' + _figure(ci[0]) + ', ' + _figure(ci[1]) + ']' if ci else '—'} | {_figure(sign.get('p'), '.3g')} |")
+    return lines
+
+
 def markdown(record: dict[str, Any]) -> str:
     b = record["bindings"]
     lines = [f"# Release report — session {_cell(record['session'])}", "",
@@ -108,10 +143,12 @@ def markdown(record: dict[str, Any]) -> str:
               f"- models: {', '.join(_cell(m) for m in b['models']) or 'none'}", "",
               "## Credential-free gates", "", "| gate | status |", "|---|---|"]
     lines += [f"| {_cell(c['gate'])} | {c['status']} |" for c in record["checks"]]
-    lines += ["", "## Cases", "", "| case | skill | evidence | candidate | released | comparison | review |", "|---|---|---|---|---|---|---|"]
+    lines += _lift_lines(record["lift"])
+    lines += ["", "## Cases", "", "| case | skill | evidence | candidate | released | baseline | comparison | review |",
+              "|---|---|---|---|---|---|---|---|"]
     for c in record["cases"]:
         lines.append(f"| {_cell(c['case'])} | {_cell(c['skill'])} | {c['evidence']} | {c['candidate']} | {c['released'] or '—'} "
-                     f"| {c['comparison']} | {_cell(c['review'])} |")
+                     f"| {c['baseline']} | {c['comparison']} | {_cell(c['review'])} |")
     w = record["waiver"]
     if w:
         lines += ["", "## Waiver (must be disclosed in the release notes)", "",

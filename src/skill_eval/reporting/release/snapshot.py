@@ -7,8 +7,15 @@ from those files. `resume` recomputes it and compares it with the staged one, so
 receipt, raw byte, skill byte or grader is refused rather than reported on.
 
 Evidence states follow the seed: a run cut off (timeout, budget, infra error), a stale run, a
-missing run, a missing grade (4/5 not judged) and a run recorded against a scripted model are
-all *incomplete* — never a pass; a failed deterministic or judged check is *fail*.
+missing run, a missing grade (4/5 not judged) and a run recorded against a model source the
+release does not count (scripted always; `[evals] release_sources`) are all *incomplete* — never
+a pass; a failed deterministic or judged check is *fail*.
+
+Each case carries three arms: the candidate, the released arm (when its skill was published at
+the ref) and the baseline (no skill: the lift gate's control, lift_gate.py); each run's
+`judgments.json` is staged apart from its sealed raw files (`judgments_sha256`, judging.py says
+why), and each run's `lift_vote` is what it counts for in the lift gate, whose per-skill result is
+part of the snapshot (so a changed margin or minimum is refused on resume like any input).
 """
 
 from __future__ import annotations
@@ -22,17 +29,21 @@ from skill_eval import __version__
 from skill_eval.content import freshness, selection
 from skill_eval.content.config import Config
 from skill_eval.content.generate import SKILL_DOMAIN
-from skill_eval.core import formats, hashing, schemas, seal, strict
+from skill_eval.core import formats, hashing, outcomes, schemas, seal, strict
 from skill_eval.core.errors import ConfigError, SkillEvalError, message_of
 from skill_eval.core.vocab import CaseState, RunState
 from skill_eval.grading import regrade
-from skill_eval.grading.graders import Catalog, grade_bundle
+from skill_eval.grading.graders import Catalog, grade_bundle, release_source_problem
+from skill_eval.reporting.release import lift_gate
 from skill_eval.reporting.release.publication import publication_digest
+from skill_eval.reporting.release.released import released_tree
 
 RAW_DOMAIN = "skill-eval-release-raw-v1"
 CASES_DOMAIN = "skill-eval-release-cases-v1"
 ASSERTIONS_DOMAIN = "skill-eval-release-assertions-v1"
 CANDIDATE_ARM = "skill-agent"
+BASELINE_ARM = "baseline"  # no skill offered: what the lift gate measures the candidate against
+JUDGMENTS = "judgments.json"  # outside the bundle's seal by design (core/seal.UNSEALED): staged as its own layer
 LAYOUT_DEPTH = 5  # <skill>/<arm-dir>/<run-id>/<scenario>/<k>
 SOURCES = ("evidence", "session")
 UNBOUND = "is not the bound released digest"
@@ -60,8 +71,6 @@ def released_skills(cfg: Config, ref: str, names: list[str]) -> dict[str, Any]:
 
     A skill with no published copy at the ref is simply absent: its cases are candidate-only.
     """
-    from skill_eval.harness.runner.execute import released_tree
-
     commit = _git(cfg, "rev-parse", "--verify", f"{ref}^{{commit}}")
     if commit is None:
         raise ConfigError(f"released ref {ref!r} does not resolve to a commit", fix="name a tag or commit of a prior release")
@@ -134,6 +143,7 @@ def run_entry(cfg: Config, cur: freshness.Current, catalog: Catalog, raw_root: P
         files = _files(path)
     except SkillEvalError as exc:
         files, problem = {}, problem or f"unreadable raw tree: {message_of(exc)}"
+    judgments = files.pop(JUDGMENTS, None)  # the judge's layer: staged apart from the sealed raw files
     agent = (meta or {}).get("agent") or {}
     entry: dict[str, Any] = {
         "bundle": rel, "k": (meta or {}).get("k"), "run_id": (meta or {}).get("run_id"),
@@ -141,54 +151,69 @@ def run_entry(cfg: Config, cur: freshness.Current, catalog: Catalog, raw_root: P
         "model": (meta or {}).get("model"), "scripted": (meta or {}).get("scripted") is True,
         "status": (meta or {}).get("status"), "files": files,
         "raw_sha256": hashing.digest_entries(RAW_DOMAIN, [hashing.TreeEntry(p, "100644", d.encode()) for p, d in files.items()]),
-        "receipt_sha256": files.get("facts.json"),
+        "receipt_sha256": files.get("facts.json"), "judgments_sha256": judgments, "judges": [], "lift_vote": None,
     }
     reasons: list[str] = []
     state: RunState = "pass"
     if problem or meta is None:
         state, reasons = "fail", [problem or "meta.json is unreadable"]
-    elif meta.get("status") != "complete":
-        state, reasons = "incomplete", [f"run ended {meta.get('status')!r} ({meta.get('status_reason') or 'no reason'})"]
     else:
-        stale = freshness.check_bundle_freshness(cfg, meta, cur)
-        g = grade_bundle(path, catalog)
         sealed = seal.verify(path, rel, regrade.signers_of(cfg))  # a release always requires signed evidence
         entry["seal"] = {"state": sealed.state, "principal": sealed.principal}
-        entry["failures"] = [str(f) for f in g.failures()]
-        entry["not_judged"] = g.incomplete()
+        untrusted = _untrusted(cfg, cur, meta, sealed.state)
         if sealed.state == "invalid":
             state, reasons = "fail", [f"forged: {sealed.reason}"]
-        elif g.failures():
-            state, reasons = "fail", [f"failed checks {entry['failures']}"]
+        elif meta.get("status") != "complete":
+            state = "incomplete"
+            reasons = [f"run ended {meta.get('status')!r} ({meta.get('status_reason') or 'no reason'})", *untrusted]
+            if not untrusted and outcomes.outcome_of(meta) in (outcomes.AGENT_ERROR, outcomes.BUDGET_STOP):
+                entry["lift_vote"] = False  # the agent ended it (gave up, hit its budget): a scored failure
         else:
-            reasons = ([f"stale: {stale[0]}"] if stale else []) + (
-                ["unsigned: no seal (a release requires signed evidence, docs/SIGNING.md)"]
-                if sealed.state == "unsigned" else []) + (
-                ["recorded with a scripted model: not a completed release arm"] if meta.get("scripted") is True else []) + (
-                [f"recorded with isolation {meta.get('isolation', 'none')!r}: the agent and the runner's own tools were "
-                 "not in an OS sandbox (bubblewrap unavailable), so its evidence is incomplete unless waived"]
-                if meta.get("isolation", "none") != "bwrap" else []) + (
-                [f"dimension(s) {g.incomplete()} not judged (missing grade)"] if g.incomplete() else []) + (
-                [f"dimension(s) {scripted_judge} judged by a scripted judge"] if (scripted_judge := _scripted_judge(path, catalog)) else [])
-            state = "incomplete" if reasons else "pass"
+            g = grade_bundle(path, catalog)
+            entry["failures"] = [str(f) for f in g.failures()]
+            entry["not_judged"] = g.incomplete()
+            judges = _judges(path, catalog)
+            entry["judges"] = sorted({m for _, m in judges})
+            scripted_judge = sorted({d for d, m in judges if m.startswith("scripted:")})
+            if g.failures():
+                state, reasons = "fail", [f"failed checks {entry['failures']}"]
+                entry["lift_vote"] = False if not untrusted else None
+            else:
+                reasons = untrusted + (
+                    [f"dimension(s) {g.incomplete()} not judged (missing grade)"] if g.incomplete() else []) + (
+                    [f"dimension(s) {scripted_judge} judged by a scripted judge"] if scripted_judge else [])
+                state = "incomplete" if reasons else "pass"
+                entry["lift_vote"] = True if state == "pass" else None
     entry.setdefault("failures", [])
     entry.setdefault("not_judged", [])
     entry["state"], entry["reasons"] = state, [local_free(r, raw_root, cfg.root) for r in reasons]
     return entry
 
 
-def _scripted_judge(bundle: Path, catalog: Catalog) -> list[int]:
-    """Dimensions whose current-rubric judgment came from a scripted judge: replayable, not a judgment."""
-    path = bundle / "judgments.json"
+def _untrusted(cfg: Config, cur: freshness.Current, meta: dict[str, Any], sealed: str) -> list[str]:
+    """Why this run's evidence cannot complete a release arm (it is not a verdict on the skill)."""
+    stale = freshness.check_bundle_freshness(cfg, meta, cur)
+    source = release_source_problem(meta, cfg.release_sources)
+    return ([f"stale: {stale[0]}"] if stale else []) + (
+        ["unsigned: no seal (a release requires signed evidence, docs/SIGNING.md)"] if sealed == "unsigned" else []) + (
+        [f"{source}: not a completed release arm"] if source else []) + (
+        [f"recorded with isolation {meta.get('isolation', 'none')!r}: the agent and the runner's own tools were "
+         "not in an OS sandbox (bubblewrap unavailable), so its evidence is incomplete unless waived"]
+        if meta.get("isolation", "none") != "bwrap" else [])
+
+
+def _judges(bundle: Path, catalog: Catalog) -> list[tuple[int, str]]:
+    """(dimension, judge model) of the current-rubric judgments replayed for this run (the latest per dimension)."""
+    path = bundle / JUDGMENTS
     if not path.is_file() or catalog.rubric is None:
         return []
     try:
-        doc = strict.load_json(path)
-        entries = doc["judgments"]
-        return sorted({e["dimension"] for e in entries if e.get("rubric_version") == catalog.rubric.version
-                       and str(e.get("judge_model", "")).startswith("scripted:")})
+        entries = strict.load_json(path)["judgments"]
+        latest = {e["dimension"]: str(e.get("judge_model", "")) for e in entries
+                  if isinstance(e, dict) and e.get("rubric_version") == catalog.rubric.version}
     except (SkillEvalError, KeyError, TypeError):
         return []  # the grader already fails an unreadable judgments.json
+    return sorted(latest.items())
 
 
 def arm_entry(arm: str, runs: list[dict[str, Any]], need: int) -> dict[str, Any]:
@@ -212,17 +237,28 @@ def arm_entry(arm: str, runs: list[dict[str, Any]], need: int) -> dict[str, Any]
     return {"arm": arm, "state": state, "reasons": reasons, "runs": sorted(runs, key=lambda r: (str(r["k"]), r["bundle"]))}
 
 
-def case_state(candidate: dict[str, Any], released: dict[str, Any] | None, required: bool) -> tuple[CaseState, list[str]]:
-    """fail: the candidate failed. incomplete: the candidate or a required released arm is not complete.
-    A released arm that *failed* still completes the pair (the old skill may have been worse)."""
+def _evidence_faults(arm: dict[str, Any] | None) -> list[str]:
+    """Runs of a comparison arm that failed as evidence (forged, unreadable, misplaced, other skill bytes),
+    not by the agent's checks: a wrong control, never a worse old skill."""
+    return [f"{r['bundle']}: {'; '.join(r['reasons'])}" for r in (arm or {}).get("runs", [])
+            if r["state"] == "fail" and r["lift_vote"] is None]
+
+
+def case_state(candidate: dict[str, Any], released: dict[str, Any] | None, required: bool,
+               baseline: dict[str, Any] | None = None) -> tuple[CaseState, list[str]]:
+    """fail: the candidate failed, or a comparison arm's evidence is wrong. incomplete: the candidate, a
+    required released arm or the baseline arm is not complete. A released or baseline arm that *failed its
+    checks* still completes the case (the old skill, or no skill, may simply do worse)."""
     if candidate["state"] == "fail":
         return "fail", [f"candidate: {r}" for r in candidate["reasons"]]
-    unbound = [r for r in (released or {}).get("reasons", []) if UNBOUND in r]
-    if unbound:  # a baseline run of other skill bytes is wrong evidence, not a worse old skill
-        return "fail", [f"released: {r}" for r in unbound]
+    faults = [f"released: {r}" for r in _evidence_faults(released)] + [f"baseline: {r}" for r in _evidence_faults(baseline)]
+    if faults:
+        return "fail", faults
     reasons = [f"candidate: {r}" for r in candidate["reasons"]]
     if required and released is not None and released["state"] == "incomplete":
         reasons += [f"released: {r}" for r in released["reasons"]]
+    if baseline is not None and baseline["state"] == "incomplete":
+        reasons += [f"baseline: {r}" for r in baseline["reasons"]]
     return ("incomplete" if reasons else "complete"), reasons
 
 
@@ -254,11 +290,14 @@ def build(cfg: Config, *, source: str, released_ref: str | None, raw_root: Path)
             for r in rel_runs:
                 _check_released_binding(raw_root / r["bundle"], released["skills"][sc.skill], r)  # type: ignore[index]  # required: released is not None
             rel = arm_entry(arm, rel_runs, need)
-        state, reasons = case_state(cand, rel, required)
+        base_runs = [run_entry(cfg, cur, catalog, raw_root, *r) for r in found.get((sc.id, BASELINE_ARM), [])]
+        base = arm_entry(BASELINE_ARM, base_runs, need)
+        state, reasons = case_state(cand, rel, required, base)
         cases[sc.id] = {
             "skill": sc.skill, "scenario_sha256": cur.digest(f"scenario:{sc.id}"), "assertions_sha256": assertions_digest(sc),
             "human_review_questions": list(sc.record.get("human_review_questions") or []),
-            "baseline_required": required, "arms": {"candidate": cand, "released": rel}, "state": state, "reasons": reasons,
+            "baseline_required": required, "arms": {"candidate": cand, "released": rel, "baseline": base}, "state": state,
+            "reasons": reasons,
         }
     runs = [r for c in cases.values() for a in c["arms"].values() if a for r in a["runs"]]
     agents = {(r["agent"]["name"], r["agent"]["version"], r["agent"]["binary_sha256"]) for r in runs}
@@ -272,20 +311,21 @@ def build(cfg: Config, *, source: str, released_ref: str | None, raw_root: Path)
         "released": released,
         "agents": [{"name": a, "version": v, "binary_sha256": b} for a, v, b in sorted(agents, key=lambda t: tuple(map(str, t)))],
         "models": sorted({str(r["model"]) for r in runs}),
+        "judges": sorted({j for r in runs for j in r["judges"]}),
         "publication": publication_digest(cfg),
     }
-    return {"bindings": bindings, "cases": cases}
+    return {"bindings": bindings, "cases": cases, "lift": lift_gate.evaluate(cfg, cases)}
 
 
 def _check_released_binding(path: Path, bound: str, run: dict[str, Any]) -> None:
     """A released run must have installed exactly the bound released bytes (the runner records them)."""
-    if run["state"] == "fail":
-        return
+    if run["state"] == "fail" and run["lift_vote"] is None:
+        return  # already wrong evidence, for a reason named in the run
     try:
         meta = strict.load_json(path / "meta.json")
     except SkillEvalError:
         return
     got = (meta.get("extra") or {}).get("released_skill_digest")
     if got != bound:
-        run["state"] = "fail"
+        run["state"], run["lift_vote"] = "fail", None
         run["reasons"] = [f"installed released skill digest {got!r} {UNBOUND} {bound}"]

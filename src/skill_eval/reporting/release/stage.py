@@ -132,6 +132,10 @@ def describe(path: tuple[str, ...], old: Any, new: Any, raw_label: str) -> str:
         what = "receipt" if path[7] == "facts.json" else "raw byte"
         verb = "added" if old == "<absent>" else "removed" if new == "<absent>" else "changed"
         return f"{verb} {what}: {raw_label}/{path[5]}/{path[7]}"
+    if len(path) == 7 and path[0] == "cases" and path[4] == "runs" and path[6] == "judgments_sha256":
+        verb = "added" if old is None else "removed" if new is None else "changed"
+        return (f"{verb} judgments: {raw_label}/{path[5]}/{snap.JUDGMENTS} (the judgments layer is frozen when the stage is "
+                "sealed: judge before staging)")
     if len(path) >= 6 and path[0] == "cases" and path[4] == "runs":
         if len(path) == 6:
             return f"run {'added' if old == '<absent>' else 'removed'}: {raw_label}/{path[5]}"

@@ -28,6 +28,8 @@ HEADER = """\
 #   better | same | worse       a completed candidate/released pair (worse fails the release)
 #   candidate-only              a completed case whose skill has no released arm
 #   inconclusive                required when `evidence` is incomplete; allowed for any case
+# `runs` lists every arm: the candidate (skill-agent), the baseline (no skill) and the released arm.
+# Each skill's lift gate (skill-agent over baseline and over released) is in the stage: `release stage` prints it.
 # Do not edit `case`, `skill`, `evidence`, `baseline_required`, `notes`, `runs` or the questions.
 # Then: skill-eval release resume {stage} --worksheet THIS_FILE [--waiver WAIVER]
 """

@@ -30,7 +30,7 @@ def _r(x: float | None) -> float | None:
 
 
 def _runs(records: Iterable[RunRecord]) -> list[lift.Run]:
-    return [lift.Run(r.item, r.passed, r.passed is None) for r in records]
+    return [lift.Run(r.item, r.passed, r.passed is None, r.incomplete) for r in records]
 
 
 def arm_summary(records: Sequence[RunRecord], settings: lift.Settings, k: int) -> dict[str, Any]:
@@ -39,6 +39,10 @@ def arm_summary(records: Sequence[RunRecord], settings: lift.Settings, k: int) -
         outcomes[r.outcome] += 1
     infra = lift.infra_error_rate(_runs(records))
     scored = [r for r in records if r.scored]
+    unfinished: dict[str, int] = defaultdict(int)
+    for r in scored:
+        if r.incomplete:
+            unfinished[r.incomplete] += 1
     dims: dict[str, dict[str, Any]] = {}
     for d in DIMENSIONS:
         statuses = [r.checks[d] for r in scored if r.checks.get(d, "not_applicable") != "not_applicable"]
@@ -70,6 +74,8 @@ def arm_summary(records: Sequence[RunRecord], settings: lift.Settings, k: int) -
     return {
         "runs": len(records), "scenarios": len({r.item for r in records}), "outcomes": dict(sorted(outcomes.items())),
         "infra_error_rate": _r(infra), "status": "error" if infra > settings.max_infra_error_rate else "ok",
+        "incomplete": {"runs": sum(unfinished.values()), "rate": _r(lift.incomplete_rate(_runs(records))),
+                       "reasons": dict(sorted(unfinished.items()))},
         "scored": len(scored), "passed": resolved, "pass_rate": _r(resolved / len(scored)) if scored else None,
         "dimensions": dims, "pass_k": pass_k,
         "verdict_accuracy": {"correct": sum(judged_v), "total": len(judged_v),
@@ -209,7 +215,8 @@ def build(records: Sequence[RunRecord], settings: lift.Settings, *, k: int, cost
         "generated_by": generated_by,
         "settings": {"bootstrap_samples": settings.bootstrap_samples, "min_paired_scenarios": settings.min_paired_scenarios,
                      "seed": settings.seed, "confidence": settings.confidence,
-                     "max_infra_error_rate": settings.max_infra_error_rate, "cost_regression": cost_regression, "k": k},
+                     "max_infra_error_rate": settings.max_infra_error_rate,
+                     "max_incomplete_rate": settings.max_incomplete_rate, "cost_regression": cost_regression, "k": k},
         "bundles": len(records) + len(problems),
         "scripted": any(r.scripted for r in records),
         "problems": list(problems),

@@ -11,6 +11,10 @@ What the scorecard shows from it, per (skill, agent, model) cell of the calibrat
 - the false-difference rate per check (dimension 1..6, oracle): on how many paired scenarios
   the two recordings disagree about a check's pass rate — the noise a real model puts into each
   dimension even when the overall pass rate is flat;
+- INCONCLUSIVE (the section's status `inconclusive`) when more than `[stats] max_incomplete_rate`
+  of a replicate's runs never finished (budget_stop, no final answer, no subject call and no claim):
+  a 0 % false-difference rate between two recordings that both stopped before the question is an
+  artefact of the budget, not a measured floor (issue 28: the first committed calibration was that);
 - `lift_on_aa`: `lift.lift` run on the A/A pair itself (A as treatment, A' as control) with
   `SEEDS` bootstrap seeds: any LIFT / REGRESSION / significant call there is a false positive
   of the statistics, and the count is shown (a test asserts it is 0 on the committed data).
@@ -45,10 +49,11 @@ KIND = "local-calibration"
 SEEDS = 20  # bootstrap seeds lift_on_aa tries
 CHECKS = ("1", "2", "3", "4", "5", "6", "oracle")
 STALE = "stale calibration"
+INCONCLUSIVE = "inconclusive"  # some cell's A/A is over runs that mostly never finished: it measures nothing
 
 
 def _runs(records: Sequence[RunRecord]) -> list[lift.Run]:
-    return [lift.Run(r.item, r.passed, r.passed is None) for r in records]
+    return [lift.Run(r.item, r.passed, r.passed is None, r.incomplete) for r in records]
 
 
 def check_rates(records: Sequence[RunRecord], check: str) -> dict[str, float]:
@@ -76,7 +81,8 @@ def check_noise(main: Sequence[RunRecord], aa: Sequence[RunRecord]) -> dict[str,
 
 def _check_runs(records: Sequence[RunRecord], check: str) -> list[lift.Run]:
     """Runs scored on one check alone (pass/fail where it was judged)."""
-    return [lift.Run(r.item, r.checks[check] == "pass") for r in records if r.scored and r.checks.get(check) in ("pass", "fail")]
+    return [lift.Run(r.item, r.checks[check] == "pass", incomplete=r.incomplete)
+            for r in records if r.scored and r.checks.get(check) in ("pass", "fail")]
 
 
 def lift_on_aa(arm: str, main: Sequence[RunRecord], aa: Sequence[RunRecord], settings: lift.Settings,
@@ -141,6 +147,7 @@ def read(cfg: Config, settings: lift.Settings, *, catalog: Catalog | None = None
         if r.kind == "behavioral" and r.skill:
             cells_in[(r.skill, r.agent, r.model)].append(r)
     cells = []
+    hollow = False
     for (skill, agent, model), runs in sorted(cells_in.items()):
         by: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
         for r in runs:
@@ -148,16 +155,18 @@ def read(cfg: Config, settings: lift.Settings, *, catalog: Catalog | None = None
         for arm in sorted({a for a, _ in by}):
             main, aa = by.get((arm, MAIN), []), by.get((arm, AA), [])
             calib = lift.calibrate(arm, _runs(main), _runs(aa), settings)
+            hollow |= calib.status == lift.INCONCLUSIVE
             secs = [r.wall_clock_s for r in runs if r.arm == arm and r.wall_clock_s is not None]
             cells.append({
                 "skill": skill, "agent": agent, "model": model, "arm": arm, "runs": {MAIN: len(main), AA: len(aa)},
                 "outcomes": dict(sorted(_count(r.outcome for r in main + aa).items())),
                 "pass_rate": {MAIN: _rate(main), AA: _rate(aa)},
-                "calibration": calib.to_json(), "checks": check_noise(main, aa),
+                # over runs that never finished, per-check agreement is as hollow as the overall floor: not shown
+                "calibration": calib.to_json(), "checks": {} if calib.status == lift.INCONCLUSIVE else check_noise(main, aa),
                 "lift_on_aa": lift_on_aa(arm, main, aa, settings) if main and aa else None,
                 "mean_wall_clock_s": round(sum(secs) / len(secs), 2) if secs else None,
             })
-    status = "invalid" if problems else STALE if stale else "ok"
+    status = "invalid" if problems else INCONCLUSIVE if hollow else STALE if stale else "ok"
     return {
         "status": status, "kind": manifest.get("kind", KIND), "model": manifest.get("model"),
         "scripted": manifest.get("scripted"), "recorded_at": manifest.get("recorded_at"),

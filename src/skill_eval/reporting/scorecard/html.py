@@ -155,7 +155,8 @@ def render(card: dict[str, Any]) -> str:
     parts = [f"<h1>skill-eval scorecard{badge(scripted_any)}</h1>"]
     if scripted_any:
         parts.append('<p class="banner" id="scripted-banner">SCRIPTED evidence: figures marked <span class="scripted-badge">scripted'
-                     "</span> come from scripted model turns (meta scripted: true), not a real model.</p>")
+                     "</span> come from scripted model turns (meta scripted: true) or a local endpoint the runner does not run "
+                     "(meta model_source: local-endpoint), not a provider model.</p>")
     parts.append(f'<p class="note">{escape(summary_line(card))}</p>')
     cells_scripted = any(c["scripted"] for c in card["cells"])
     floors = [e["noise_floor"] for c in card["cells"] for e in c["lift"] if e["noise_floor"] is not None]

@@ -49,7 +49,8 @@ def calibration_lines(cal: dict[str, Any] | None) -> list[str]:
     """The committed local-model A/A calibration: its measured noise, labelled with its model and state."""
     if not cal:
         return []
-    label = {"ok": "current", "stale calibration": "**stale calibration**", "invalid": "**invalid**"}[cal["status"]]
+    label = {"ok": "current", "stale calibration": "**stale calibration**", "inconclusive": "**INCONCLUSIVE**",
+             "invalid": "**invalid**"}[cal["status"]]
     out = ["", f"#### Local-model calibration ({label}; `{cal['kind']}`, model {esc(cal['model'])}, scripted: "
                f"{str(cal['scripted']).lower()}, recorded {esc(cal['recorded_at'])})", ""]
     if cal["status"] == "stale calibration":
@@ -65,6 +66,10 @@ def calibration_lines(cal: dict[str, Any] | None) -> list[str]:
         checks = ", ".join(f"{k} {pct(v['false_difference_rate'])}" for k, v in c["checks"].items())
         out.append(f"- {c['skill']} {c['agent']} / {c['model']} [{c['arm']}, runs {c['runs']['main']}+{c['runs']['aa']}]: {fig}{calls}")
         out.append(f"  - per-check false-difference rate: {checks or '—'}; mean {num(c['mean_wall_clock_s'])} s/run")
+    if cal["status"] == "inconclusive":
+        out.append("- INCONCLUSIVE: most calibration runs never finished (budget_stop, no final answer, or no subject call "
+                   "and no claim), so the two recordings agree only because both stopped before the question; "
+                   "no false-difference rate or noise floor is shown.")
     out.append("- This floor measures the pipeline's noise with a small local model; it is not applied to other models' lift.")
     return out
 
@@ -78,7 +83,7 @@ def summary_line(card: dict[str, Any]) -> str:
                 verdicts[e["verdict"]] = verdicts.get(e["verdict"], 0) + 1
     counts = ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())) or "no lift comparisons"
     gate = "cost gate ok" if card["gates"]["cost_regression"]["passed"] else "COST GATE FAILED"
-    tag = " [scripted evidence]" if card["scripted"] else ""
+    tag = " [scripted or local-endpoint evidence]" if card["scripted"] else ""
     return f"scorecard: {len(card['cells'])} cell(s), lift: {counts}; {gate}{tag}"
 
 
@@ -86,12 +91,14 @@ def render(card: dict[str, Any]) -> str:
     s = card["settings"]
     out = ["## skill-eval scorecard", ""]
     if card["scripted"]:
-        out += [f"> {SCRIPTED}: figures marked {SCRIPTED} come from scripted model turns (meta `scripted: true`), "
-                "not from a real model. They test the harness, not the skill's effect on a model.", ""]
+        out += [f"> {SCRIPTED}: figures marked {SCRIPTED} come from scripted model turns (meta `scripted: true`) "
+                "or a local endpoint the runner does not run (meta `model_source: local-endpoint`), not from a provider model. They test the harness, not the skill's effect on a model.", ""]
     out += [f"{card['bundles']} bundle(s). Lift is paired by scenario (repeats averaged, one vote per scenario), "
             f"{s['confidence']:.0%} paired bootstrap CI ({s['bootstrap_samples']} resamples, seed {s['seed']}), exact sign test; "
             f"fewer than {s['min_paired_scenarios']} paired scenarios is INDETERMINATE; cells with more than "
-            f"{s['max_infra_error_rate']:.0%} infra errors are ERROR.", ""]
+            f"{s['max_infra_error_rate']:.0%} infra errors are ERROR; a comparison or A/A whose arm has more than "
+            f"{s.get('max_incomplete_rate', 0.25):.0%} incomplete runs (budget_stop, no final answer, no subject call and "
+            "no claim) is INCONCLUSIVE.", ""]
     out += ["### Lift", "", "| skill | agent / model | comparison | split | verdict | effect [CI] | sign test | paired | A/A floor | why |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     for cell in card["cells"]:
@@ -101,9 +108,9 @@ def render(card: dict[str, Any]) -> str:
             out.append(f"| {cell['skill']} | {who(cell)} | {e['treatment']} vs {e['control']} | {e['split']} | **{e['verdict']}** | "
                        f"{lift_figure(e)} | {sign} | {e['n_paired']} | {num(e['noise_floor'], '.2f')} | {esc(e['reason'])} |")
     out += ["", "### Per arm", "",
-            "| skill | agent / model | arm | runs | infra err | status | pass rate | dims 1/2/3/6 | pass^k 2 / 6 | verdict acc. "
+            "| skill | agent / model | arm | runs | infra err | incomplete | status | pass rate | dims 1/2/3/6 | pass^k 2 / 6 | verdict acc. "
             "| $/run | $/resolved | cost source | tokens in/out | wall s | turns |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for cell in card["cells"]:
         for arm, a in cell["arms"].items():
             dims = "/".join(pct((a["dimensions"].get(d) or {}).get("rate")) for d in ("1", "2", "3", "6"))
@@ -111,11 +118,17 @@ def render(card: dict[str, Any]) -> str:
             c = a["cost"]
             status = "**ERROR**" if a["status"] == "error" else "ok"
             rate = "ERROR" if a["status"] == "error" else pct(a["pass_rate"])
-            out.append(f"| {cell['skill']} | {who(cell)} | {arm} | {a['runs']} | {pct(a['infra_error_rate'])} | {status} | {rate} | "
+            unfinished = (a.get("incomplete") or {}).get("rate")
+            out.append(f"| {cell['skill']} | {who(cell)} | {arm} | {a['runs']} | {pct(a['infra_error_rate'])} | {pct(unfinished)} | "
+                       f"{status} | {rate} | "
                        f"{dims} | {pk} | {pct(a['verdict_accuracy']['rate'])} | {usd(c['mean_usd_per_run'])} | "
                        f"{usd(c['usd_per_resolved'])} | {c['source']} | {num(c['mean_tokens_in'], '.0f')}/{num(c['mean_tokens_out'], '.0f')} | "
                        f"{num(c['mean_wall_clock_s'])} | {num(c['mean_turns'])} |")
-    out += ["", "### A/A calibration", ""]
+    out += ["", "### A/A calibration", "",
+            "_Two recordings of the same arm: the false-difference rate is the share of paired scenarios whose pass "
+            "rate differs (noise, by construction); the noise floor is the largest |CI bound| of their mean difference, "
+            "and no smaller lift is called. Over runs that mostly never finished both are artefacts of the budget: "
+            "INCONCLUSIVE, no figure._", ""]
     aa = [(cell, x) for cell in card["cells"] for x in cell["aa"]]
     if not aa:
         out.append("No A/A recording (`skill-eval run --arm skill-agent --aa`): no noise floor, so a significant "

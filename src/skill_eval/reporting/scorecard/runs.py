@@ -28,7 +28,7 @@ from skill_eval.core.vocab import Outcome
 from skill_eval.grading import bundle as bundle_mod
 from skill_eval.grading import isolation
 from skill_eval.grading.evidence import evidence_tree
-from skill_eval.grading.graders import Catalog, grade_bundle
+from skill_eval.grading.graders import Catalog, grade_bundle, model_source
 
 LAYOUT_DEPTH = 5  # <skill|trigger>/<arm>/<run-id>/<item>/<k>
 MAIN, AA = "main", "aa"
@@ -61,6 +61,8 @@ class RunRecord:
     cost_source: str = "unknown"  # reported | price_table | unknown
     contamination: list[str] = field(default_factory=list)
     holdout: bool = False
+    incomplete: str = ""  # why a scored run never finished (incomplete_reason); "" when it did
+
 
     @property
     def scored(self) -> bool:
@@ -112,6 +114,27 @@ class Light:
     events: list[dict[str, Any]]
     problem: str = ""
     outcome: Outcome | Literal[""] = ""  # "": meta.json unreadable
+    final_empty: bool = False  # final.md absent or blank: the agent gave no final answer
+    subject_calls: int = 0  # calls.jsonl lines: subject invocations the shim recorded
+
+
+def incomplete_reason(kind: str, outcome: str, *, final_empty: bool, subject_calls: int, needs_subject: bool,
+                      claimed: bool) -> str:
+    """Why a scored behavioural run never finished, or "" (lift.Run.incomplete; INCONCLUSIVE above
+    `[stats] max_incomplete_rate`): its budget cut it (`budget_stop`), it gave no final answer, or a
+    verdict scenario (dimension 3 applies) got neither a subject call nor a claim. A run that states a
+    claim without calling the subject *did* finish — wrongly: dimension 3 fails it, and that failure is
+    exactly what a skill is meant to change, so it is a scored failure, not an incomplete run.
+    """
+    if kind != "behavioral" or not outcomes.scored(outcome):
+        return ""
+    if outcome == outcomes.BUDGET_STOP:
+        return "budget_stop"
+    if final_empty:
+        return "no final answer"
+    if needs_subject and subject_calls == 0 and not claimed:
+        return "no subject call and no claim"
+    return ""
 
 
 def _json(path: Path, name: str, max_bytes: int, schema: str | None = None) -> Any:
@@ -151,7 +174,17 @@ def read_light(path: Path, max_bytes: int) -> Light:
         pass
     usage = _json(path, "usage.json", max_bytes, "usage")
     claim = _json(path, "claim.json", max_bytes, "claim_file")
-    return Light(meta, usage, claim, events, outcome=outcome)
+    return Light(meta, usage, claim, events, outcome=outcome, final_empty=not _text(path, "final.md", max_bytes).strip(),
+                 subject_calls=sum(1 for line in _text(path, "calls.jsonl", max_bytes).splitlines() if line.strip()))
+
+
+def _text(path: Path, name: str, max_bytes: int) -> str:
+    """A bundle file as text, "" when absent or unreadable (grading reports a broken file; here it only
+    means no answer / no call, which can make a run incomplete, never complete)."""
+    try:
+        return strict.decode_utf8(strict.read_bytes(bundle_mod.safe_path(path, name), max_bytes=max_bytes), path)
+    except SkillEvalError:
+        return ""
 
 
 def collect(cfg: Config, evidence_root: Path | None = None, *, catalog: Catalog | None = None
@@ -175,7 +208,11 @@ def _record(cfg: Config, catalog: Catalog, path: Path, rel: str, b: Light) -> Ru
     g = grade_bundle(path, catalog)
     outcome = b.outcome or outcomes.outcome_of(meta, b.usage)
     model_id = str(meta.get("model", ""))
-    scripted = bool(meta.get("scripted")) or model_id.startswith("scripted:")
+    # scripted turns and a loopback endpoint the runner did not run (it may be a fake) are both "not a
+    # provider model": labelled scripted everywhere; a local endpoint's model keeps its name, prefixed
+    source = model_source(meta)
+    scripted = source in ("scripted", "local-endpoint") or model_id.startswith("scripted:")
+    label = f"local-endpoint:{model_id}" if source == "local-endpoint" else "scripted" if scripted else model_id
     kind = meta["kind"]
     item = meta.get("scenario") if kind == "behavioral" else meta.get("prompt_id")
     activated: dict[str, str] = {}
@@ -187,7 +224,7 @@ def _record(cfg: Config, catalog: Catalog, path: Path, rel: str, b: Light) -> Ru
     usage = b.usage or {}
     rec = RunRecord(
         path=rel, kind=kind, skill=meta.get("skill"), arm=str(meta.get("arm")), replicate=replicate_of(meta),
-        agent=str((meta.get("agent") or {}).get("name", "")), model="scripted" if scripted else model_id,
+        agent=str((meta.get("agent") or {}).get("name", "")), model=label,
         scripted=scripted, item=str(item), k=int(meta.get("k", 0)), outcome=outcome,
         passed=g.passed("merge") if outcomes.scored(outcome) else None,
         checks={n: c.status for n, c in g.checks.items()}, activated=activated,
@@ -196,6 +233,10 @@ def _record(cfg: Config, catalog: Catalog, path: Path, rel: str, b: Light) -> Ru
         wall_clock_s=usage.get("wall_clock_s"), cost_usd=cost, cost_source=source,
         contamination=isolation.contamination(meta, b.events, published=cfg.published),
     )
+    claim_ok = (b.claim_file or {}).get("status") == "ok"
+    rec.incomplete = incomplete_reason(kind, outcome, final_empty=b.final_empty, subject_calls=b.subject_calls,
+                                       needs_subject=rec.checks.get("3", "not_applicable") != "not_applicable",
+                                       claimed=claim_ok)
     if kind == "trigger":
         prompt = catalog.prompts.get(rec.item)
         rec.expected_skill = prompt.expected_skill if prompt else None

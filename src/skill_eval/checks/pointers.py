@@ -1,0 +1,120 @@
+"""Is a path named in a skill file a real pointer, or a prose example?
+
+A Markdown link is always a pointer. A path named in text is a pointer when the agent is
+told to do something with it: an instruction verb before it in the same sentence ("See
+references/workflows.md", "run scripts/x.py"), a command that runs it (`python
+scripts/x.py` in inline code or in a shell code block), or a line of its own right after an
+instruction ending in ':'. Anything else is an example: a list of example names, a folder
+tree, a path inside a ````markdown example block, a path said to be the user's.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+# Programs whose argument is a file the agent is meant to run or read.
+INTERPRETERS = frozenset({
+    "python", "python3", "py", "uv", "uvx", "node", "bash", "sh", "zsh", "source", ".", "ruby", "perl", "deno",
+    "bun", "tsx", "npx", "cat", "pwsh", "powershell", "go", "java", "php", "Rscript", "osascript",
+})
+_VERB = re.compile(
+    r"\b(?:see|read|reads|reading|load|loads|open|run|runs|running|execute|executes|consult|refer\s+to|follow|"
+    r"invoke|call|launch|view|use|using|check|details?\s+in|documented\s+in|described\s+in|defined\s+in|"
+    r"found\s+in|listed\s+in|guide\s+in|instructions\s+in)\b", re.I)
+_EXAMPLE = re.compile(r"\b(?:e\.g\.|for\s+example|examples?|for\s+instance|such\s+as|like|i\.e\.|good|bad)\b", re.I)
+_USERS = re.compile(r"\b(?:your\s+(?:project|repo|repository|codebase|workspace|app)|the\s+user'?s)\b", re.I)
+_EXAMPLE_FENCES = frozenset({"markdown", "md", "mdx", "text", "txt", "plain", "tree", "yaml", "yml", "json", "toml"})
+_FENCE_OPEN = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})\s*([^\s`]*)")
+_SHELL_FENCES = frozenset({"bash", "sh", "shell", "zsh", "console", "shell-session", "powershell", "ps1", "fish"})
+_SHELL_SPLIT = re.compile(r"\|\||&&|[|;]|\$\(")
+
+
+@dataclass(frozen=True)
+class LineInfo:
+    """One line of a Markdown file: its text and the info string of the code fence holding it (None: prose)."""
+
+    text: str
+    fence: str | None
+
+
+def lines_of(text: str) -> list[LineInfo]:
+    """Every line with its fence context (CommonMark fences: a longer fence holds shorter ones as text)."""
+    out: list[LineInfo] = []
+    open_run: str | None = None
+    info = ""
+    for line in text.split("\n"):
+        m = _FENCE_OPEN.match(line)
+        if open_run is None:
+            if m:
+                open_run, info = m.group(1), m.group(2).lower()
+                out.append(LineInfo(line, info))  # the fence line itself is code
+                continue
+            out.append(LineInfo(line, None))
+            continue
+        out.append(LineInfo(line, info))
+        stripped = line.strip()
+        if stripped and set(stripped) == {open_run[0]} and len(stripped) >= len(open_run):
+            open_run = None
+    return out
+
+
+def _inline_code(line: str, col: int) -> str | None:
+    """The inline code span holding column `col`, or None."""
+    for m in re.finditer(r"`([^`\n]+)`", line):
+        if m.start(1) <= col < m.end(1):
+            return m.group(1)
+    return None
+
+
+def _invoked(segment: str, path: str, *, shell: bool = False) -> bool:
+    """Whether a command line runs or reads `path`: its program is an interpreter, or the path itself
+    written `./path` (or bare, in a shell code block)."""
+    for part in _SHELL_SPLIT.split(segment):
+        try:
+            tokens = shlex.split(part, comments=True)
+        except ValueError:
+            tokens = part.split()
+        while tokens and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", tokens[0]):
+            tokens.pop(0)
+        if not tokens:
+            continue
+        names = [t.removeprefix("./") for t in tokens]
+        if path not in names and f"./{path}" not in tokens:
+            continue
+        if tokens[0] == f"./{path}" or (shell and names[0] == path) or tokens[0].rsplit("/", 1)[-1] in INTERPRETERS:
+            return True
+    return False
+
+
+def _sentence_before(line: str, col: int) -> str:
+    """The part of the sentence before `col` on this line (after the last '. ', '? ', '! ' or ';')."""
+    head = line[:col]
+    cut = max(head.rfind(". "), head.rfind("? "), head.rfind("! "), head.rfind(";"))
+    return head[cut + 1:] if cut >= 0 else head
+
+
+def is_pointer(lines: list[LineInfo], index: int, col: int, path: str) -> bool:
+    """Whether the path at (line index, column) is an instruction to use that file."""
+    info = lines[index]
+    if info.fence is not None:
+        if info.fence in _EXAMPLE_FENCES:
+            return False
+        return _invoked(info.text, path, shell=info.fence in _SHELL_FENCES)
+    code = _inline_code(info.text, col)
+    if code is not None and _invoked(code, path):
+        return not _USERS.search(info.text)
+    before = _sentence_before(info.text, col)
+    if _USERS.search(info.text[col:]) or _USERS.search(before):
+        return False
+    if _EXAMPLE.search(before):
+        return False
+    if _VERB.search(before[-80:]):
+        return True
+    # A path alone on its line, right after "read the detailed guide before proceeding:".
+    alone = re.fullmatch(r"[\s>*+\-\d.`]*" + re.escape(path) + r"[`\s.]*", info.text) is not None
+    if alone:
+        prev = next((ln.text for ln in reversed(lines[:index]) if ln.text.strip()), "")
+        return prev.rstrip().endswith(":") and bool(_VERB.search(prev)) and not _EXAMPLE.search(prev)
+    return False

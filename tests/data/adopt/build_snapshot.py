@@ -1,0 +1,84 @@
+"""Build a reduced snapshot of a public skills repository (test fixture) from a bare git mirror.
+
+    python tests/data/adopt/build_snapshot.py <bare git dir> tests/data/adopt/<owner>__<name>
+"""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+git_dir, out = sys.argv[1], Path(sys.argv[2])
+KEEP_TOP = ("skills/", "template/", ".claude-plugin/", ".codex-plugin/", ".cursor-plugin/")
+STUB = b"(stub: file content omitted from the test snapshot; only its path matters)\n"
+names = subprocess.run(["git", "--git-dir", git_dir, "ls-tree", "-r", "--name-only", "HEAD"], capture_output=True, text=True,
+                       check=True).stdout.splitlines()
+FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+
+
+def tops_of(name: str) -> list[str]:
+    parts = name.split("/")
+    if parts[0] != "skills":
+        return ["scripts", "references", "assets", "skills"]
+    i = 2 if parts[1].startswith(".") else 1  # openai: skills/.curated/<skill>
+    skill = "/".join(parts[:i + 1]) + "/"
+    has = {n[len(skill):].split("/", 1)[0] for n in names if n.startswith(skill) and "/" in n[len(skill):]}
+    return sorted(has | {"scripts", "references", "assets", "skills"})
+
+
+def reduce_md(text: str, tops: list[str]) -> str:
+    mention = re.compile(r"(?<![\w/.$~@:%-])(?:\./)?(?:" + "|".join(map(re.escape, tops)) + r")/")
+    fm = ""
+    m = re.match(r"\A(---[ \t]*\r?\n.*?^---[ \t]*\r?\n)", text, re.S | re.M)
+    if m:
+        fm, text = m.group(1), text[m.end():]
+    lines = text.split("\n")
+    keep = []
+    for i, line in enumerate(lines):
+        bare = re.sub(r"\S+://\S*", "", line)
+        if FENCE.match(line) or mention.search(bare) or re.search(r"\]\((?![a-z]+:|#)", line) or "<!--" in line \
+                or re.match(r"^\s{0,3}\[[^\]]+\]:", line) or re.search(r"\b(?:href|src)\s*=", line):
+            prev = next((j for j in range(i - 1, -1, -1) if lines[j].strip()), None)
+            if prev is not None and lines[prev].rstrip().endswith(":") and (not keep or keep[-1] != prev):
+                keep.append(prev)
+            keep.append(i)
+    kept = [lines[i] for i in sorted(set(keep))]
+    out, open_at = [], None  # drop code blocks left empty by the reduction (structure unchanged)
+    for line in kept:
+        m = FENCE.match(line)
+        if open_at is None:
+            if m:
+                open_at = (len(out), m.group(1))
+            out.append(line)
+            continue
+        if m and set(line.strip()) == {open_at[1][0]} and len(line.strip()) >= len(open_at[1]):
+            if open_at[0] == len(out) - 1:
+                out.pop()
+            else:
+                out.append(line)
+            open_at = None
+            continue
+        out.append(line)
+    body = "\n".join(out)
+    return fm + "\n(reduced test snapshot: only the lines naming paths or links, and code fences, are kept)\n\n" + body + "\n"
+
+
+for name in names:
+    if not name.startswith(KEEP_TOP):
+        continue
+    data = subprocess.run(["git", "--git-dir", git_dir, "show", f"HEAD:{name}"], capture_output=True, check=True).stdout
+    dest = out / name
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if name.endswith(".md"):
+        dest.write_text(reduce_md(data.decode("utf-8"), tops_of(name)), encoding="utf-8")
+    elif name.startswith((".claude-plugin/", ".codex-plugin/", ".cursor-plugin/")) and len(data) < 4096:
+        dest.write_bytes(data)
+    else:  # a stub that is still valid in its language (linters walk test data too)
+        ext = Path(name).suffix.lower()
+        if ext in (".json",):
+            dest.write_bytes(b"{}\n")
+        elif ext in (".py", ".sh", ".rb", ".pl", ".yaml", ".yml", ".toml", ".r"):
+            dest.write_bytes(b"# " + STUB)
+        elif ext in (".js", ".ts", ".mjs", ".cjs", ".java", ".go", ".cs", ".php", ".c", ".h", ".css", ".kt", ".swift"):
+            dest.write_bytes(b"// " + STUB)
+        else:
+            dest.write_bytes(STUB)

@@ -1,0 +1,48 @@
+"""Issue 28 item 9: `make eval-risk` takes the agent and the model, so the maintainer flow can be
+rehearsed offline (scripted model turns or a local model) before credits are spent.
+
+`make -n` prints the recipe without running it (nor the .venv bootstrap), so no agent, model or
+network is involved.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+
+
+def recipe(*assignments: str) -> str:
+    proc = subprocess.run(["make", "-n", "--no-print-directory", "-C", str(REPO), "eval-risk", *assignments],
+                          capture_output=True, text=True, check=True)
+    (line,) = [ln.rstrip() for ln in proc.stdout.splitlines() if "skill-eval run" in ln]
+    return line
+
+
+def test_default_is_the_configured_agent_on_the_risk_suite_since_main():
+    line = recipe()
+    assert line.endswith("--base $(git merge-base HEAD main 2>/dev/null || echo HEAD)")
+    assert "--agent" not in line and "--model" not in line
+
+
+def test_scripted_rehearsal_passes_the_agent_and_the_model_server():
+    line = recipe("AGENT=claude-code", "MODEL_SERVER=scripted:agent-evals/skills/model-scripts/careful", "RUN_ID=rehearsal",
+                  "K=1", "EVAL_ARGS=--dry-run")
+    assert line.split("skill-eval ", 1)[1] == (
+        "run --suite risk --base $(git merge-base HEAD main 2>/dev/null || echo HEAD) --agent claude-code "
+        "--model-server scripted:agent-evals/skills/model-scripts/careful --run-id rehearsal -k 1 --dry-run")
+
+
+def test_local_model_rehearsal_passes_the_endpoint_and_the_model():
+    line = recipe("AGENT=openai-compatible", "BASE_URL=http://127.0.0.1:8765/v1", "MODEL=smollm2-135m", "BASE=HEAD~1",
+                  "ARM=baseline", "JOBS=2", "AGENT_BINARY=/opt/claude")
+    assert "--base HEAD~1 " in line and "merge-base" not in line
+    for part in ("--agent openai-compatible", "--model smollm2-135m", "--base-url http://127.0.0.1:8765/v1", "--arm baseline",
+                 "-j 2", "--agent-binary /opt/claude"):
+        assert part in line
