@@ -157,7 +157,7 @@ def test_released_skill_of_a_host_in_a_subfolder_is_read_by_repository_path(mini
     sub = config.load(outer / "hosts" / "mini")
     inside = snap.released_skills(sub, "v1", ["alpha", "beta"])
     assert inside["skills"] == at_root["skills"] and set(inside["skills"]) == {"alpha", "beta"}
-    from skill_eval.reporting.release.released import released_tree
+    from skill_eval.content.released import released_tree
 
     files = released_tree(sub, "v1", "alpha")
     assert "SKILL.md" in files and files["SKILL.md"] == (outer / "hosts/mini/.agents/skills/alpha/SKILL.md").read_bytes()

@@ -163,7 +163,7 @@ def _shell(command: str, description: str, provider: str, offered: dict[str, Any
     if provider == "gemini":
         return Call(cid, "run_shell_command", {"command": command, "description": description})
     if "exec_command" in offered or not offered:
-        return Call(cid, "exec_command", {"cmd": command})
+        return Call(cid, "exec_command", _exec_args(command, offered))
     if "shell" in offered:
         props = (offered["shell"] or {}).get("properties", {})
         if props.get("command", {}).get("type") == "array":
@@ -171,7 +171,18 @@ def _shell(command: str, description: str, provider: str, offered: dict[str, Any
         return Call(cid, "shell", {"command": command})
     if "shell_command" in offered:
         return Call(cid, "shell_command", {"command": command})
-    return Call(cid, "exec_command", {"cmd": command})
+    return Call(cid, "exec_command", _exec_args(command, offered))
+
+
+# How long a scripted turn lets Codex's exec_command wait for its command: Codex's default (10 s) hands
+# back a still-running command, and the exec session kills it when the turn ends (exit 137): on a loaded
+# machine an abicheck compare takes longer than that. The run's own wall clock still bounds it.
+EXEC_WAIT_MS = 300_000
+
+
+def _exec_args(command: str, offered: dict[str, Any]) -> dict[str, Any]:
+    props = (offered.get("exec_command") or {}).get("properties", {})
+    return {"cmd": command, **({"yield_time_ms": EXEC_WAIT_MS} if "yield_time_ms" in props else {})}
 
 
 def _first_param(schema: dict[str, Any] | None, default: str) -> str:

@@ -27,6 +27,7 @@ from skill_eval.content import claim, freshness
 from skill_eval.content.config import AgentDefaults, Config
 from skill_eval.content.generate import SKILL_DOMAIN
 from skill_eval.content.inputs import InputRecorder
+from skill_eval.content.released import released_tree
 from skill_eval.core import outcomes, strict
 from skill_eval.core.errors import ConfigError, message_of
 from skill_eval.core.formats import FORMATS
@@ -184,20 +185,6 @@ def _published(cfg: Config) -> str:
     if not cfg.published:
         raise ConfigError("skills.published is empty; the runner installs skills from a published copy")
     return cfg.published[0]
-
-
-def released_tree(cfg: Config, ref: str, name: str) -> dict[str, bytes]:
-    """A skill's published bytes at a git ref (the `released:<ref>` arm), read from git objects."""
-    prefix = f"{_published(cfg)}/{name}/"
-    ls = subprocess.run(["git", "-C", str(cfg.root), "ls-tree", "-r", "--name-only", ref, "--", prefix],
-                        capture_output=True, text=True, check=False)
-    if ls.returncode != 0 or not ls.stdout.strip():
-        raise ConfigError(f"skill {name!r} has no published copy at {ref!r}", fix="name a ref where the skill was released")
-    out = {}
-    for path in ls.stdout.splitlines():
-        blob = subprocess.run(["git", "-C", str(cfg.root), "show", f"{ref}:{path}"], capture_output=True, check=True)
-        out[path[len(prefix):]] = blob.stdout
-    return out
 
 
 def _install(cfg: Config, recorder: InputRecorder, names: list[str], dest: Path, arm: str = "skill-agent") -> str | None:

@@ -27,7 +27,7 @@ from skill_eval.core.errors import ConfigError, InputError
 from skill_eval.harness.runner import plan
 from skill_eval.harness.runner.execute import RunOptions, preflight, run_item
 from skill_eval.harness.runner.pool import run_all
-from skill_eval.reporting.release import RAW_DIR, released
+from skill_eval.reporting.release import RAW_DIR
 from skill_eval.reporting.release import snapshot as snap
 
 IN_PROCESS = ("scripted", "openai-compatible")  # adapters with no agent executable to bind
@@ -85,9 +85,8 @@ def record_session(cfg: Config, *, out_dir: Path, session: str, released_ref: st
         return [f"absent credential for {adapter.name}"]
     adapter, info = preflight(cfg, opts)
     cur = freshness.current(cfg)
-    with released.runner_reads_released():  # a host in a subfolder reads released bytes by repository path
-        outcomes = run_all(items, lambda item: run_item(cfg, item, opts, cur, adapter, info), jobs=args.jobs,
-                           progress=None if args.json else sys.stderr)
+    outcomes = run_all(items, lambda item: run_item(cfg, item, opts, cur, adapter, info), jobs=args.jobs,
+                       progress=None if args.json else sys.stderr)
     raw.mkdir(parents=True)
     evidence = plan.evidence_root(cfg)
     for home in homes:  # <evidence>/<skill>/<arm>/<run-id>: move whole, sealed bundles only

@@ -29,6 +29,7 @@ from skill_eval import __version__
 from skill_eval.content import freshness, selection
 from skill_eval.content.config import Config
 from skill_eval.content.generate import SKILL_DOMAIN
+from skill_eval.content.released import released_tree
 from skill_eval.core import formats, hashing, outcomes, schemas, seal, strict
 from skill_eval.core.errors import ConfigError, SkillEvalError, message_of
 from skill_eval.core.vocab import CaseState, RunState
@@ -36,7 +37,6 @@ from skill_eval.grading import regrade
 from skill_eval.grading.graders import Catalog, grade_bundle, release_source_problem
 from skill_eval.reporting.release import lift_gate
 from skill_eval.reporting.release.publication import publication_digest
-from skill_eval.reporting.release.released import released_tree
 
 RAW_DOMAIN = "skill-eval-release-raw-v1"
 CASES_DOMAIN = "skill-eval-release-cases-v1"

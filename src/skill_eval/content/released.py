@@ -6,19 +6,13 @@ subfolder (examples/towncrier-notes). So every git path here is the repository-r
 the host's prefix (`git rev-parse --show-prefix`) in front, and `ls-tree --full-name` so a
 listing never comes back relative to the working directory.
 
-The runner's own reader (harness/runner/execute.released_tree) predates this and joins the
-host-relative path to the ref, which fails in a subfolder host. The harness is not edited
-outside a re-recording (its source is part of every bundle's harness digest), so a release
-recording swaps in this reader for the duration of the recording (`runner_reads_released`);
-the bytes are the same wherever both work (a host at the repository root), so the recorded
-`released_skill_digest` does not depend on which one read them.
+The runner installs the `released:<ref>` arm through this reader, and the release stage snapshots the
+released bytes through it: one reader, so the recorded `released_skill_digest` is the stage's.
 """
 
 from __future__ import annotations
 
-import contextlib
 import subprocess
-from collections.abc import Iterator
 
 from skill_eval.content.config import Config
 from skill_eval.core.errors import ConfigError
@@ -61,16 +55,3 @@ def released_tree(cfg: Config, ref: str, name: str) -> dict[str, bytes]:
                               fix="check that the ref exists in this clone (git fetch --tags)")
         out[path[len(prefix):]] = blob.stdout
     return out
-
-
-@contextlib.contextmanager
-def runner_reads_released() -> Iterator[None]:
-    """While recording a release session, the runner installs released arms through `released_tree`."""
-    from skill_eval.harness.runner import execute
-
-    original = execute.released_tree
-    execute.released_tree = released_tree
-    try:
-        yield
-    finally:
-        execute.released_tree = original
