@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,8 @@ def make_repo(tmp: Path) -> config.Config:
     # hand-built bundles are unsigned: this host labels them (the warn policy) instead of failing them; the
     # seal itself is tested on runner-recorded bundles (tests/grading/test_sealed_evidence.py)
     toml = toml.replace('signatures = "require"', 'signatures = "warn"')
+    # the synthetic bundles are one scripted cell: no [[evals.matrix]] of the real host (tests set their own)
+    toml = re.sub(r'\[\[evals\.matrix\]\]\nagent = "[^"]*"\nmodel = "[^"]*"\n', "", toml)
     (root / "skill-eval.toml").write_text(toml.replace("\n[evals]\n", '\n[evals]\naction_commands = ["cat"]\n', 1))
     (ev / "ground_truth.json").write_text(json.dumps({"schema_version": 1, "subject": "abicheck 0.7.0", "cases": CASES}))
     (ev / "scenarios.yaml").write_text(yaml.safe_dump({"schema_version": 1, "scenarios": SCENARIOS}))

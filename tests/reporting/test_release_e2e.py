@@ -136,7 +136,7 @@ def _release_key(tmp_path: Path) -> tuple[Path, Path]:
 def _stage(host: Path, out: Path, session: str, url: str, key: Path, *extra: str) -> int:
     return cli.main(["release", "stage", "--root", str(host), "--session", session, "--out", str(out), "--released", "v0",
                      "--run", "--agent", "openai-compatible", "--base-url", url + "/v1", "--model", "stub-model-1", "-j", "2",
-                     "--judge-base-url", url + "/v1", "--judge-model", "stub-judge-1", "--sign", str(key), *extra])
+                     "--judge-base-url", url + "/v1", "--judge-model", "stub-judge-1", "--judge-model", "stub-judge-2", "--sign", str(key), *extra])
 
 
 def _fill(stage_dir: Path) -> Path:
@@ -180,7 +180,7 @@ def test_release_completes_pass_then_incomplete_when_indeterminate(label, tmp_pa
         for arm in c["arms"].values():
             (run,) = arm["runs"]
             if judged:  # a host with a rubric judges 4/5 before staging; the towncrier host has none
-                assert run["judgments_sha256"] and run["judges"] == ["stub-judge-1"], run
+                assert run["judgments_sha256"] and run["judges"] == ["stub-judge-1 + stub-judge-2"], run
             assert not run["scripted"] and run["seal"]["state"] == "signed"
             bundle = stage_dir / "raw" / run["bundle"]
             verdict = seal.verify(bundle, run["bundle"], seal.load_allowed_signers(host / "agent-evals/skills/allowed_signers"))

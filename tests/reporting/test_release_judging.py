@@ -30,17 +30,22 @@ NULL_SCRIPT = parse_script(json.dumps({"schema_version": 1, "turns": [{"final": 
 
 
 class Judge(Provider):
-    """A loopback judge endpoint: every dimension passes; it counts the requests it answered."""
+    """A loopback judge endpoint serving a panel: every dimension passes, except that the models in
+    `failing` score 0; it counts the requests it answered and keeps the prompts."""
 
     kind = "openai-responses"
 
-    def __init__(self) -> None:
+    def __init__(self, failing: tuple[str, ...] = ()) -> None:
         super().__init__(NULL_SCRIPT)
         self.asked = 0
+        self.failing = failing
+        self.prompts: list[str] = []
 
     def respond(self, method: str, path: str, body: Any) -> Reply:
         self.asked += 1
-        message = {"role": "assistant", "content": json.dumps({"score": 1, "passed": True, "rationale": "ok"})}
+        self.prompts.append(body["messages"][0]["content"])
+        score = 0 if body["model"] in self.failing else 1
+        message = {"role": "assistant", "content": json.dumps({"score": score, "passed": score == 1, "rationale": "ok"})}
         return json_reply({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
 
 
@@ -69,11 +74,12 @@ def test_a_session_is_judged_before_its_stage_is_sealed(cfg, tmp_path):
     judge = Judge()
     with ServerHandle(judge) as server:
         assert cli.main(["release", "stage", *root, "--from-session", "--force", "--judge-base-url", server.url + "/v1",
-                         "--judge-model", "judge-m"]) == 0
-    assert judge.asked == 2 * 2 * len(SKILL)  # dimensions 4 and 5 of every run, nothing recorded again
+                         "--judge-model", "judge-m", "--judge-model", "judge-n"]) == 0
+    assert judge.asked == 2 * 2 * 2 * len(SKILL)  # two judges x dimensions 4 and 5 of every run, nothing recorded again
+    assert all('"evidence_tiers"' in p for p in judge.prompts)  # each judge is given the recorded report
     st = stage_mod.decode(out / "s1" / "stage.json")
     assert {c["state"] for c in st["snapshot"]["cases"].values()} == {"complete"}
-    assert st["snapshot"]["bindings"]["judges"] == ["judge-m"]
+    assert st["snapshot"]["bindings"]["judges"] == ["judge-m + judge-n"]
     bundle = raw / "alpha/skill-agent/release-s1/alpha-break/0"
     assert (bundle / "judgments.json").is_file()
     assert seal.verify(bundle, "alpha/skill-agent/release-s1/alpha-break/0", regrade.signers_of(cfg)).state == "signed"
@@ -84,6 +90,29 @@ def test_a_session_is_judged_before_its_stage_is_sealed(cfg, tmp_path):
     r = flow.resume(cfg, out / "s1" / "stage.json", out / "ws.yaml")
     assert r.record["outcome"] == "pass", r.record["reasons"]  # judged before sealing: the flow completes
     assert r.record["lift"]["skills"]["alpha"]["baseline"]["n_paired"] == 2
+
+
+def test_a_panel_that_disagrees_leaves_the_release_case_incomplete(cfg, tmp_path, capsys):
+    out = tmp_path / "rel"
+    _session(cfg, out)
+    with ServerHandle(Judge(failing=("judge-n",))) as server:
+        rc = cli.main(["release", "stage", "--root", str(cfg.root), "--session", "s1", "--out", str(out), "--from-session",
+                       "--judge-base-url", server.url + "/v1", "--judge-model", "judge-m", "--judge-model", "judge-n"])
+    text = capsys.readouterr().out
+    assert rc == 0 and "agreement dimension 4: cohen kappa" in text and "needs human review" in text
+    st = stage_mod.decode(out / "s1" / "stage.json")
+    for case in st["snapshot"]["cases"].values():  # the panel split on every item: no case passes
+        assert case["state"] == "incomplete"
+        assert any("needs human review" in r for r in case["reasons"]), case["reasons"]
+
+
+def test_a_release_refuses_a_single_judge(cfg, tmp_path, capsys):
+    out = tmp_path / "rel"
+    _session(cfg, out)
+    rc = cli.main(["release", "stage", "--root", str(cfg.root), "--session", "s1", "--out", str(out), "--from-session",
+                   "--judge-base-url", "http://127.0.0.1:9/v1", "--judge-model", "judge-m"])
+    assert rc == 2 and "panel of at least 2 judge models" in capsys.readouterr().err
+    assert not (out / "s1" / "stage.json").exists()
 
 
 def test_a_judgment_written_after_staging_is_refused_by_name(cfg, tmp_path):

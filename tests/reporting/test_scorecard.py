@@ -276,3 +276,27 @@ def test_an_unusable_treatment_aa_falls_back_to_another_arms_floor():
             "skill-agent": lift.Calibration("skill-agent", 8, 0.0, 0.0, 1.0, "ok")}
     (entry,) = build_mod.cell_lifts(by_arm, cals, lift.Settings())
     assert entry["verdict"] == "LIFT" and entry["calibration_arm"] == "skill-agent"
+
+
+def test_cross_agent_agreement_names_scenarios_that_pass_on_one_agent_and_fail_on_another(tmp_path):
+    from skill_eval.reporting import lift
+    from skill_eval.reporting.scorecard import build as build_mod
+    from skill_eval.reporting.scorecard.runs import RunRecord
+
+    def rec(agent, item, k, passed):
+        return RunRecord(path=f"{agent}/{item}/{k}", kind="behavioral", skill="s", arm="skill-agent", replicate="main",
+                         agent=agent, model="scripted", scripted=True, item=item, k=k, outcome="completed", passed=passed)
+
+    records = [rec("claude-code", "same", k, True) for k in range(3)] + [rec("codex", "same", k, True) for k in range(3)]
+    records += [rec("claude-code", "split", k, True) for k in range(3)] + [rec("codex", "split", k, k != 1) for k in range(3)]
+    records += [rec("claude-code", "alone", k, False) for k in range(3)]  # one cell only: nothing to compare
+    agr = build_mod.agreement(records)
+    assert agr["cells"] == ["claude-code/scripted", "codex/scripted"] and agr["compared"] == 2
+    assert agr["disagree"] == [{"skill": "s", "arm": "skill-agent", "scenario": "split",
+                                "cells": {"claude-code/scripted": "pass", "codex/scripted": "fail"}}]
+    card = build_mod.build(records, lift.Settings(), k=3, cost_regression=0.25,
+                           audit={"ngram": 8, "flagged": [], "holdout": []})
+    schemas.validate(card, "scorecard", "scorecard.json")
+    md = markdown.render(card)
+    assert "2 scenario(s) recorded in more than one cell" in md and "| s | skill-agent | split | pass | fail |" in md
+    assert 'id="agreement-table"' in html.render(card) and ">split<" in html.render(card)

@@ -68,16 +68,23 @@ def _inline_code(line: str, col: int) -> str | None:
     return None
 
 
+def command_words(segment: str, *, comments: bool) -> list[str]:
+    """A command line's words (shell quoting; split on blanks where quoting is broken), leading
+    VAR=value assignments dropped."""
+    try:
+        tokens = shlex.split(segment, comments=comments)
+    except ValueError:
+        tokens = segment.split()
+    while tokens and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", tokens[0]):
+        tokens.pop(0)
+    return tokens
+
+
 def _invoked(segment: str, path: str, *, shell: bool = False) -> bool:
     """Whether a command line runs or reads `path`: its program is an interpreter, or the path itself
     written `./path` (or bare, in a shell code block)."""
     for part in _SHELL_SPLIT.split(segment):
-        try:
-            tokens = shlex.split(part, comments=True)
-        except ValueError:
-            tokens = part.split()
-        while tokens and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", tokens[0]):
-            tokens.pop(0)
+        tokens = command_words(part, comments=True)
         if not tokens:
             continue
         names = [t.removeprefix("./") for t in tokens]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -269,12 +268,7 @@ def subject_invocations(text: str, subject: str) -> list[tuple[int, list[str]]]:
         for lineno, line in logical:
             line = line.split(" #", 1)[0] if not line.lstrip().startswith("#") else ""
             for segment in re.split(r"\|\||&&|[|;]|\$\(", line):
-                try:
-                    tokens = shlex.split(segment, comments=False)
-                except ValueError:
-                    tokens = segment.split()
-                while tokens and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", tokens[0]):
-                    tokens.pop(0)
+                tokens = pointers.command_words(segment, comments=False)
                 if tokens and (tokens[0] == subject or tokens[0].endswith("/" + subject)):
                     found.append((lineno, tokens))
     return found

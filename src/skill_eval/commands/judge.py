@@ -6,6 +6,12 @@ key from `--api-key-env`) or a scripted model server (`--model-server scripted:P
 judge is blinded: it sees the scenario and final.md, never the arm, agent or model. Entries are
 appended to the bundle's judgments.json; a failed request or a malformed verdict writes nothing
 (exit 1) — never a zero. `pr` and `release` only replay what this command wrote.
+
+A panel: repeat `--model` (with one `--base-url` for all, or one `--base-url` per model) or
+`--model-server`. Every judge grades every item; per dimension, the panel's agreement over the
+items of this invocation (Cohen's κ for two judges, Fleiss' κ for more) is printed; an item the
+judges disagree on, or of a dimension whose κ is below `--kappa-floor` (default 0.6), is written
+as `needs human review` — replayed as not judged, never a pass (exit 1 so it is seen).
 """
 
 from __future__ import annotations
@@ -31,10 +37,12 @@ DESCRIPTION = __doc__
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("bundles", nargs="*", type=Path, help="bundle directories (default: unjudged bundles under evidence/)")
     p.add_argument("--dimension", type=int, action="append", choices=judge_mod.JUDGED, default=None, help="default: 4 and 5")
-    p.add_argument("--base-url", default=None, help="OpenAI-style endpoint including /v1")
-    p.add_argument("--model", default=None, help="judge model id (sent and stamped)")
+    p.add_argument("--base-url", action="append", default=None, help="OpenAI-style endpoint including /v1 (one, or one per --model)")
+    p.add_argument("--model", action="append", default=None, help="judge model id (sent and stamped); repeat for a panel")
     p.add_argument("--api-key-env", default=None, metavar="VAR", help="environment variable holding the endpoint's key")
-    p.add_argument("--model-server", default=None, metavar="scripted:PATH", help="a scripted judge (tests; never counts as judged for release)")
+    p.add_argument("--model-server", action="append", default=None, metavar="scripted:PATH",
+                   help="a scripted judge (tests; never counts as judged for release); repeat for a panel")
+    p.add_argument("--kappa-floor", type=float, default=0.6, help="a panel dimension whose kappa is below this needs human review (default 0.6)")
     p.add_argument("--rejudge", action="store_true", help="also judge bundles that already have a current judgment")
 
 
@@ -48,9 +56,31 @@ def _targets(cfg: config.Config, args: argparse.Namespace, catalog: Catalog, dim
 
 
 @contextlib.contextmanager
+def panel(base_urls: list[str] | None, models: list[str] | None, api_key_env: str | None,
+          model_servers: list[str] | None, flag: str = "--") -> Iterator[list[judge_mod.Endpoint]]:
+    """The judges' endpoints, one per `--model` (or `--model-server`); also used by `release stage`."""
+    urls, names, servers = base_urls or [], models or [], model_servers or []
+    if servers and (urls or names):
+        raise ConfigError(f"a panel is either scripted ({flag}model-server) or served ({flag}base-url/{flag}model), not both")
+    if len(urls) > 1 and len(urls) != len(names):
+        raise ConfigError(f"{len(urls)} {flag}base-url for {len(names)} {flag}model: give one, or one per model")
+    with contextlib.ExitStack() as stack:
+        if servers:
+            eps = [stack.enter_context(endpoint(None, None, None, s, flag)) for s in servers]
+        elif not names:
+            eps = [stack.enter_context(endpoint(urls[0] if urls else None, None, api_key_env, None, flag))]
+        else:
+            eps = [stack.enter_context(endpoint(urls[i] if len(urls) > 1 else (urls[0] if urls else None), m, api_key_env, None, flag))
+                   for i, m in enumerate(names)]
+        if len({ep.model for ep in eps}) != len(eps):
+            raise ConfigError(f"the panel names one judge model twice ({[ep.model for ep in eps]}): its judges must differ")
+        yield eps
+
+
+@contextlib.contextmanager
 def endpoint(base_url: str | None, model: str | None, api_key_env: str | None,
              model_server: str | None, flag: str = "--") -> Iterator[judge_mod.Endpoint]:
-    """The judge's endpoint (also used by `release stage`, whose flags carry a `--judge-` prefix)."""
+    """One judge's endpoint (also used by `release stage`, whose flags carry a `--judge-` prefix)."""
     if model_server:
         if not model_server.startswith("scripted:"):
             raise ConfigError(f"{flag}model-server {model_server!r}: only scripted:PATH is supported")
@@ -75,19 +105,28 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("no rubric.yaml: nothing defines what dimensions 4 and 5 mean", source=cfg.evals_dir / "rubric.yaml")
     dims = sorted(set(args.dimension or judge_mod.JUDGED))
     targets = _targets(cfg, args, catalog, dims)
-    with endpoint(args.base_url, args.model, args.api_key_env, args.model_server) as ep:
-        results = [judge_mod.judge_bundle(cfg, catalog, ep, bundle, dims) for bundle in targets]
-    lines, failed = report_lines(results)
+    with panel(args.base_url, args.model, args.api_key_env, args.model_server) as eps:
+        results, agree = judge_mod.judge_panel(cfg, catalog, eps, targets, dims, floor=args.kappa_floor)
+    lines, failed = report_lines(results, agree)
+    review = [x for r in results for x in r.review]
     emit(args, lines, {"written": [{"bundle": str(r.bundle), "judgments": r.entries} for r in results if r.entries or not r.failures],
-                       "failures": failed})
-    return 1 if failed else 0
+                       "failures": failed, "judges": [ep.model for ep in eps],
+                       "agreement": {str(d): a.record() for d, a in sorted(agree.items())}, "needs_human_review": review})
+    return 1 if failed or review else 0
 
 
-def report_lines(results: list[judge_mod.Judged]) -> tuple[list[str], int]:
+def report_lines(results: list[judge_mod.Judged], agree: dict[int, judge_mod.Agreement] | None = None) -> tuple[list[str], int]:
     lines: list[str] = []
     for r in results:
         lines += r.failures
-        lines += [f"{'pass' if e['passed'] else 'fail'} {r.bundle} dimension {e['dimension']} (score {e['score']})" for e in r.entries]
+        lines += [f"{'needs human review' if 'needs_human_review' in e else 'pass' if e['passed'] else 'fail'} {r.bundle} "
+                  f"dimension {e['dimension']} (score {e['score']}{', ' + e['needs_human_review'] if 'needs_human_review' in e else ''})"
+                  for e in r.entries]
+    for d, a in sorted((agree or {}).items()):
+        k = "undefined (no variation)" if a.kappa is None else f"{a.kappa:.3f}"
+        lines.append(f"agreement dimension {d}: {a.statistic} kappa {k} over {a.items} item(s), floor {a.floor}"
+                     f"{' -- BELOW THE FLOOR: every item needs human review' if a.low else ''}")
     failed = sum(len(r.failures) for r in results)
-    lines.append(f"judge: {sum(len(r.entries) for r in results)} judgment(s) written, {failed} failure(s)")
+    review = sum(len(r.review) for r in results)
+    lines.append(f"judge: {sum(len(r.entries) for r in results)} judgment(s) written, {review} needing human review, {failed} failure(s)")
     return lines, failed

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skill_eval.content import config
-from skill_eval.core.errors import InputError
+from skill_eval.core.errors import ConfigError, InputError
 from skill_eval.core.output import emit
 
 if TYPE_CHECKING:
@@ -51,10 +51,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run", action="store_true", help="stage: record every required arm once into the session's raw/ first")
     p.add_argument("--from-session", action="store_true",
                    help="stage: stage the runs already recorded in <out>/<session>/raw/ (after --run; with --force to replace a stage)")
-    p.add_argument("--judge-base-url", default=None, help="stage (session runs): judge 4/5 at this OpenAI-style endpoint before sealing")
-    p.add_argument("--judge-model", default=None, help="stage: judge model id (sent and stamped)")
+    p.add_argument("--judge-base-url", action="append", default=None,
+                   help="stage (session runs): judge 4/5 at this OpenAI-style endpoint before sealing (one, or one per --judge-model)")
+    p.add_argument("--judge-model", action="append", default=None, help="stage: judge model id (sent and stamped); a release needs >= 2 (a panel)")
     p.add_argument("--judge-api-key-env", default=None, metavar="VAR", help="stage: environment variable holding the judge's key")
-    p.add_argument("--judge-model-server", default=None, metavar="scripted:PATH",
+    p.add_argument("--judge-kappa-floor", type=float, default=0.6, help="stage: a panel dimension below this kappa needs human review")
+    p.add_argument("--judge-model-server", action="append", default=None, metavar="scripted:PATH",
                    help="stage: a scripted judge (tests; never counts as judged for a release)")
     p.add_argument("--agent", default=None, help="--run: adapter (default: [agent] adapter)")
     p.add_argument("--model", default=None, help="--run: model id")
@@ -85,16 +87,19 @@ def _stage(args: argparse.Namespace) -> int:
                          fix="judge the committed evidence with `skill-eval judge`, then stage it")
     judged: list[str] = []
     with contextlib.ExitStack() as stack:  # the judge's settings are checked before anything is recorded
-        from skill_eval.commands.judge import endpoint
+        from skill_eval.commands.judge import panel
 
-        ep = stack.enter_context(endpoint(args.judge_base_url, args.judge_model, args.judge_api_key_env,
-                                          args.judge_model_server, flag="--judge-")) if judging else None
+        ep = stack.enter_context(panel(args.judge_base_url, args.judge_model, args.judge_api_key_env,
+                                       args.judge_model_server, flag="--judge-")) if judging else None
+        if ep is not None and len(ep) < 2:
+            raise ConfigError("a release is judged by a panel of at least 2 judge models", field="--judge-model",
+                              fix="repeat --judge-model (or --judge-model-server) for each judge")
         if args.run:
             from skill_eval.reporting.release import record
 
             record.record_session(cfg, out_dir=out, session=session, released_ref=args.released, args=args)
         if ep is not None:
-            judged = _judge(cfg, ep, out / session / "raw")
+            judged = _judge(cfg, ep, out / session / "raw", args.judge_kappa_floor)
     checks = pr.credential_free_checks(cfg, tuple(args.skip))
     st = flow.stage(cfg, out_dir=out, session=session, source=source, released_ref=args.released, checks=checks,
                     sign_key=args.sign, force=args.force or args.run)
@@ -119,15 +124,15 @@ def _stage(args: argparse.Namespace) -> int:
     return 1 if failed or any(x.startswith("FAIL") for x in judged) else 0
 
 
-def _judge(cfg: config.Config, ep: Endpoint, raw: Path) -> list[str]:
+def _judge(cfg: config.Config, ep: list[Endpoint], raw: Path, floor: float) -> list[str]:
     """Judge the session's runs before the stage is sealed; a judge failure leaves those runs unjudged (incomplete)."""
     from skill_eval.commands.judge import report_lines
     from skill_eval.reporting.release import judging
 
     if not raw.is_dir():
         raise InputError("the session has no raw evidence to judge", source=raw, fix="record it first (--run)")
-    lines, _ = report_lines(judging.judge_session(cfg, raw, ep))
-    return [x for x in lines if x.startswith(("FAIL", "judge:"))]
+    lines, _ = report_lines(*judging.judge_session(cfg, raw, ep, floor=floor))
+    return [x for x in lines if x.startswith(("FAIL", "judge:", "agreement", "needs human review"))]
 
 
 def _resume(args: argparse.Namespace) -> int:

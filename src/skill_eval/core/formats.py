@@ -24,7 +24,7 @@ FORMATS: dict[str, int] = {
     "pack": 1,
     "baseline": 1,
     "evidence_pending": 1,
-    "judgments": 1,
+    "judgments": 2,  # v2: judge panels (`panel`, `agreement`, `needs_human_review`), issue 28 item 4
     "cli_surface": 1,
     "shim_config": 1,
     "release_stage": 1,  # release flow (DESIGN §10): sealed stage, worksheet, waiver, report
@@ -110,6 +110,12 @@ def _meta_1_to_2(record: dict[str, Any]) -> dict[str, Any]:
 def _facts_1_to_2(record: dict[str, Any]) -> dict[str, Any]:
     """v1 receipts predate seed recipes: no `case`, no `seed` block — exactly what a v2 receipt of a
     scenario without a seed recipe holds, so nothing is added (the grader then requires neither)."""
+    return record
+
+
+@migration("judgments", 1)
+def _judgments_1_to_2(record: dict[str, Any]) -> dict[str, Any]:
+    """v1 entries are single-judge verdicts: a v2 entry without `panel` means exactly that."""
     return record
 
 

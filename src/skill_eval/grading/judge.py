@@ -1,8 +1,9 @@
 """The judge for dimensions 4 and 5 (off-CI): one blinded request per (bundle, dimension), stamped.
 
 Why it looks like this:
-- **Blinded.** The prompt is built from the scenario (request, ground truth, review questions)
-  and the bundle's final.md only — never meta.json, the arm, the agent or the model — so a judge
+- **Blinded.** The prompt is built from the scenario (request, ground truth, review questions),
+  the bundle's final.md and the JSON reports its recorded calls produced (the captured
+  artifacts, digest-checked against calls.jsonl, as the rubric promises) — never meta.json, the arm, the agent or the model — so a judge
   cannot favour the skill arm or a vendor. Its SHA-256 is stamped, so anyone can rebuild the
   prompt from the same files and check it.
 - **Stamped.** Each entry records the judge model, skill-eval's version and transport, the
@@ -11,6 +12,11 @@ Why it looks like this:
 - **No score on failure.** A transport error, a refusal or an answer that is not exactly
   `{"score": 0|0.5|1, "passed": bool, "rationale": str}` (passed iff score 1) writes nothing:
   an infrastructure failure must never become a 0 — or a 1.
+- **A panel.** Several judges (each blinded, each sent the same prompt) grade every item; an item
+  is a pass or a fail only when they all agree and the dimension's agreement over the invocation
+  (grading/agreement.py: Cohen's κ for two, Fleiss' κ for more) is not below the floor. Otherwise
+  its entry says `needs_human_review` and is replayed as not judged — never a pass. If any judge
+  fails on an item, nothing is written for it.
 Any OpenAI-style endpoint works (`--base-url`), and so does a scripted model server
 (`--model-server scripted:PATH`, for tests); a scripted judge's entries say so in
 `judge_model`, and the release flow never counts them as judged.
@@ -22,7 +28,7 @@ import json
 import os
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,6 +38,7 @@ from skill_eval.content.config import Config
 from skill_eval.content.evals import Rubric, Scenario
 from skill_eval.core import formats, hashing, schemas, strict
 from skill_eval.core.errors import SkillEvalError, message_of
+from skill_eval.grading import agreement
 
 JUDGED = (4, 5)
 RUBRIC_DOMAIN = "skill-eval-rubric-dimension-v1"
@@ -64,14 +71,39 @@ def rubric_dimension(rubric: Rubric, dim: int) -> dict[str, Any]:
     raise JudgeError(f"rubric.yaml has no dimension {dim}")
 
 
-def build_prompt(dim_record: dict[str, Any], scenario: Scenario, truth: dict[str, Any] | None, final_md: str) -> str:
-    """The blinded prompt: rubric text, the scenario, its ground truth and the answer. Nothing else."""
+def recorded_reports(bundle: Path, max_bytes: int) -> list[tuple[str, str]]:
+    """(label, text) of every JSON report the bundle's recorded calls produced, read from the captured
+    artifacts and checked against the digests in calls.jsonl (a changed artifact is a JudgeError)."""
+    from skill_eval.grading import bundle as bundle_mod
+
+    b = bundle_mod.load(bundle, max_bytes=max_bytes)
+    out: list[tuple[str, str]] = []
+    try:
+        for call in b.calls:
+            for o in call.outputs:
+                if o.snapshot is None or o.format != "json":
+                    continue
+                parts = ([(o.snapshot, o.sha256)] if o.kind != "dir" else
+                         [(f"{o.snapshot}/{name}", sha) for name, sha in sorted(o.files.items()) if name.endswith(".json")])
+                for rel, sha in parts:
+                    data = b.read_captured(rel, sha)
+                    out.append((f"call {call.call}, {o.option} {o.requested}", data.decode("utf-8", "replace")))
+    except SkillEvalError as exc:
+        raise JudgeError(f"cannot read a recorded report: {message_of(exc)}") from None
+    return out
+
+
+def build_prompt(dim_record: dict[str, Any], scenario: Scenario, truth: dict[str, Any] | None, final_md: str,
+                 reports: list[tuple[str, str]] | None = None) -> str:
+    """The blinded prompt: rubric text, the scenario, its ground truth, the recorded reports and the answer."""
+    shown = "\n\n".join(f"### {label}\n{text.strip()}" for label, text in reports or []) or "(the agent's calls recorded no JSON report)"
     questions = "\n".join(f"- {q}" for q in scenario.record.get("human_review_questions") or []) or "- (none)"
     facts = json.dumps(truth, sort_keys=True, indent=2) if truth is not None else "(no ground truth for this scenario)"
     return (f"{dim_record.get('judge_prompt') or dim_record['description']}\n\n"
             f"## The user's request\n{scenario.prompt.strip()}\n\n"
             f"## Ground truth for the fixture\n{facts}\n\n"
             f"## Human review questions\n{questions}\n\n"
+            f"## The JSON reports the agent's recorded calls produced\n{shown}\n\n"
             f"## The agent's final answer\n{final_md.strip()}\n\n"
             "Call submit_judgment, or answer with only the JSON object.")
 
@@ -125,9 +157,9 @@ def parse_verdict(data: Any) -> dict[str, Any]:
 
 
 def judge_one(ep: Endpoint, rubric: Rubric, dim: int, scenario: Scenario, truth: dict[str, Any] | None, final_md: str,
-              now: str | None = None) -> dict[str, Any]:
+              now: str | None = None, reports: list[tuple[str, str]] | None = None) -> dict[str, Any]:
     d = rubric_dimension(rubric, dim)
-    prompt = build_prompt(d, scenario, truth, final_md)
+    prompt = build_prompt(d, scenario, truth, final_md, reports)
     body = {"model": ep.model, "temperature": 0, "messages": [{"role": "user", "content": prompt}],
             "tools": [{"type": "function", "function": TOOL}]}
     verdict = parse_verdict(_post(ep, body))
@@ -154,11 +186,31 @@ def append(bundle: Path, entries: list[dict[str, Any]]) -> None:
 
 @dataclass
 class Judged:
-    """What judging one bundle did: the entries appended (possibly none) and one line per failure."""
+    """What judging one bundle did: the entries appended (possibly none), one line per failure and
+    one line per item the panel left for a human."""
 
     bundle: Path
     entries: list[dict[str, Any]]
     failures: list[str]
+    review: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """A dimension's panel agreement over one invocation."""
+
+    dimension: int
+    statistic: str  # cohen | fleiss
+    kappa: float | None
+    items: int
+    floor: float
+
+    @property
+    def low(self) -> bool:
+        return self.kappa is not None and self.kappa < self.floor
+
+    def record(self) -> dict[str, Any]:
+        return {"statistic": self.statistic, "kappa": self.kappa, "items": self.items, "floor": self.floor}
 
 
 def needs_judging(bundle: Path, rubric_version: str | None, dims: list[int]) -> bool:
@@ -175,29 +227,84 @@ def needs_judging(bundle: Path, rubric_version: str | None, dims: list[int]) -> 
 
 
 def judge_bundle(cfg: Config, catalog: Any, ep: Endpoint, bundle: Path, dims: list[int]) -> Judged:
-    """Judge `dims` of one behavioural bundle (blinded) and append what the judge answered.
+    """Judge `dims` of one behavioural bundle with one judge (the single-judge form)."""
+    return judge_panel(cfg, catalog, [ep], [bundle], dims)[0][0]
 
-    A failed request or a malformed verdict writes nothing for that dimension and is reported as a
-    failure line; an infrastructure failure never becomes a score. `catalog` is a graders.Catalog.
-    """
+
+def _inputs(cfg: Config, catalog: Any, bundle: Path) -> tuple[Scenario, dict[str, Any] | None, str, list[tuple[str, str]]]:
     import dataclasses
 
-    try:
-        meta = strict.load_json(bundle / "meta.json")
-        scenario = catalog.scenarios.get(meta.get("scenario", "")) or catalog.golden.get(meta.get("scenario", ""))
-        if meta.get("kind") != "behavioral" or scenario is None:
-            raise JudgeError(f"not a behavioural bundle of a known scenario ({meta.get('scenario')!r})")
-        truth = catalog.truth.get(scenario.fixture)
-        truth_rec = dataclasses.asdict(truth) if dataclasses.is_dataclass(truth) and not isinstance(truth, type) else None
-        final_md = strict.read_text(bundle / "final.md", max_bytes=cfg.max_bundle_file_bytes)
-    except SkillEvalError as exc:
-        return Judged(bundle, [], [f"FAIL {bundle}: {message_of(exc)}"])
-    entries, failures = [], []
-    for d in dims:
+    meta = strict.load_json(bundle / "meta.json")
+    scenario = catalog.scenarios.get(meta.get("scenario", "")) or catalog.golden.get(meta.get("scenario", ""))
+    if meta.get("kind") != "behavioral" or scenario is None:
+        raise JudgeError(f"not a behavioural bundle of a known scenario ({meta.get('scenario')!r})")
+    truth = catalog.truth.get(scenario.fixture)
+    truth_rec = dataclasses.asdict(truth) if dataclasses.is_dataclass(truth) and not isinstance(truth, type) else None
+    final_md = strict.read_text(bundle / "final.md", max_bytes=cfg.max_bundle_file_bytes)
+    return scenario, truth_rec, final_md, recorded_reports(bundle, cfg.max_bundle_file_bytes)
+
+
+def panel_name(eps: list[Endpoint]) -> str:
+    """The stamped judge_model of a panel entry; a panel with any scripted judge is itself scripted."""
+    name = " + ".join(ep.model for ep in eps)
+    return name if len(eps) == 1 or not any(ep.model.startswith("scripted:") for ep in eps) else "scripted:panel " + name
+
+
+def judge_panel(cfg: Config, catalog: Any, eps: list[Endpoint], bundles: list[Path], dims: list[int],
+                floor: float = 0.6) -> tuple[list[Judged], dict[int, Agreement]]:
+    """Judge `dims` of each bundle with every judge of the panel, measure agreement per dimension,
+    then append one entry per (bundle, dimension) that every judge answered.
+
+    A failed request or a malformed verdict from any judge writes nothing for that item (a failure
+    line); an infrastructure failure never becomes a score. With one judge the entry is that judge's
+    verdict, as before; with more, an item the judges disagree on, or of a dimension whose κ is below
+    `floor`, is written with `needs_human_review` (replayed as not judged, never a pass).
+    """
+    votes: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    results: list[Judged] = []
+    for n, bundle in enumerate(bundles):
+        result = Judged(bundle, [], [])
+        results.append(result)
         try:
-            entries.append(judge_one(ep, catalog.rubric, d, scenario, truth_rec, final_md))
-        except JudgeError as exc:
-            failures.append(f"FAIL {bundle} dimension {d}: {message_of(exc)}; no score written")
-    if entries:
-        append(bundle, entries)
-    return Judged(bundle, entries, failures)
+            scenario, truth, final_md, reports = _inputs(cfg, catalog, bundle)
+        except SkillEvalError as exc:
+            result.failures.append(f"FAIL {bundle}: {message_of(exc)}")
+            continue
+        for d in dims:
+            try:
+                votes[(n, d)] = [judge_one(ep, catalog.rubric, d, scenario, truth, final_md, reports=reports) for ep in eps]
+            except JudgeError as exc:
+                result.failures.append(f"FAIL {bundle} dimension {d}: {message_of(exc)}; no score written")
+    agreements: dict[int, Agreement] = {}
+    if len(eps) > 1:
+        for d in dims:
+            table = [[e["score"] for e in v] for (_, dim), v in sorted(votes.items()) if dim == d]
+            stat, k = agreement.kappa(table)
+            agreements[d] = Agreement(d, stat, k, len(table), floor)
+    for (n, d), v in sorted(votes.items()):
+        entry = v[0] if len(eps) == 1 else _panel_entry(eps, v, agreements[d])
+        results[n].entries.append(entry)
+        if "needs_human_review" in entry:
+            results[n].review.append(f"needs human review {results[n].bundle} dimension {d}: {entry['needs_human_review']}")
+    for r in results:
+        if r.entries:
+            append(r.bundle, r.entries)
+    return results, agreements
+
+
+def _panel_entry(eps: list[Endpoint], votes: list[dict[str, Any]], agree: Agreement) -> dict[str, Any]:
+    scores = [e["score"] for e in votes]
+    first = votes[0]
+    entry = {k: first[k] for k in ("dimension", "judge_version", "rubric_version", "rubric_sha256", "prompt_sha256", "judged_at")}
+    entry["judge_model"] = panel_name(eps)
+    entry["panel"] = [{k: e[k] for k in ("judge_model", "judge_version", "score", "passed", "rationale", "prompt_sha256")} for e in votes]
+    entry["agreement"] = agree.record()
+    split = len(set(scores)) > 1
+    reason = (f"the panel disagrees (scores {scores})" if split else
+              f"{agree.statistic} kappa {agree.kappa:.3f} over {agree.items} item(s) is below the floor {agree.floor}" if agree.low else None)
+    entry["score"] = min(scores)
+    entry["passed"] = reason is None and all(e["passed"] for e in votes)
+    entry["rationale"] = "\n".join(f"[{e['judge_model']}] {e['rationale']}" for e in votes)
+    if reason is not None:
+        entry["needs_human_review"] = reason
+    return entry

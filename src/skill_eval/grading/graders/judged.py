@@ -45,6 +45,8 @@ def replay(judgments: dict[str, Any] | None, rubric_version: str | None, dimensi
     except TypeError:  # naive and aware timestamps mixed
         return "fail", ["judgments mix timestamps with and without a UTC offset"]
     who = f"{latest['judge_model']} {latest['judge_version']}, score {latest['score']}"
+    if latest.get("needs_human_review"):  # a judge panel left it to a person: never a pass (issue 28 item 4)
+        return "not_judged", [f"needs human review ({who}): {latest['needs_human_review']}"]
     if latest["passed"]:
         return "pass", [f"judged pass ({who})"]
     return "fail", [f"judged failure ({who}): {latest['rationale']}"]

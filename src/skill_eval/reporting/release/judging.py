@@ -11,6 +11,11 @@ when it ends, before any judge has seen it, and the judge holds no evidence-sign
 judgments layer is therefore attested by the stage (its seal, and the maintainer's signature
 with `--sign`), not by the recorder; the bundle's own files stay verifiable as recorded.
 
+The release judges with a panel of at least two models (commands/release.py refuses fewer):
+their per-dimension agreement over the session is printed by `release stage`, and an item the
+panel disagrees on (or of a dimension whose κ is below the floor) is written `needs_human_review`,
+which the grader replays as not judged — so the stage shows that case `incomplete`, never a pass.
+
 Every complete behavioural run in the session's raw tree that lacks a current-rubric judgment
 is judged; a run that did not complete is not (it is incomplete whatever a judge says). A host
 with no rubric.yaml grades no judged dimension, so there is nothing to judge.
@@ -40,11 +45,12 @@ def targets(cfg: Config, raw_root: Path, catalog: Catalog, dims: list[int], reju
     return sorted(out)
 
 
-def judge_session(cfg: Config, raw_root: Path, ep: judge_mod.Endpoint, dims: list[int] | None = None,
-                  rejudge: bool = False) -> list[judge_mod.Judged]:
+def judge_session(cfg: Config, raw_root: Path, eps: list[judge_mod.Endpoint], dims: list[int] | None = None,
+                  rejudge: bool = False, floor: float = 0.6) -> tuple[list[judge_mod.Judged], dict[int, judge_mod.Agreement]]:
+    """Judge the session's runs with the panel `eps`: (per-bundle results, per-dimension agreement)."""
     catalog = Catalog(cfg)
     if catalog.rubric is None:  # the host grades no judged dimension (4/5 do not apply): nothing to judge
-        return []
+        return [], {}
     chosen = sorted(set(dims or judge_mod.JUDGED))
-    return [judge_mod.judge_bundle(cfg, catalog, ep, path, chosen) for path in targets(cfg, raw_root, catalog, chosen, rejudge)]
+    return judge_mod.judge_panel(cfg, catalog, eps, targets(cfg, raw_root, catalog, chosen, rejudge), chosen, floor=floor)
 

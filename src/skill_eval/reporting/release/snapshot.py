@@ -175,11 +175,12 @@ def run_entry(cfg: Config, cur: freshness.Current, catalog: Catalog, raw_root: P
             judges = _judges(path, catalog)
             entry["judges"] = sorted({m for _, m in judges})
             scripted_judge = sorted({d for d, m in judges if m.startswith("scripted:")})
+            review = _needs_review(path, catalog)  # a judge panel left these to a person: never a pass
             if g.failures():
                 state, reasons = "fail", [f"failed checks {entry['failures']}"]
                 entry["lift_vote"] = False if not untrusted else None
             else:
-                reasons = untrusted + (
+                reasons = untrusted + [f"dimension {d} needs human review: {why}" for d, why in review] + (
                     [f"dimension(s) {g.incomplete()} not judged (missing grade)"] if g.incomplete() else []) + (
                     [f"dimension(s) {scripted_judge} judged by a scripted judge"] if scripted_judge else [])
                 state = "incomplete" if reasons else "pass"
@@ -214,6 +215,18 @@ def _judges(bundle: Path, catalog: Catalog) -> list[tuple[int, str]]:
     except (SkillEvalError, KeyError, TypeError):
         return []  # the grader already fails an unreadable judgments.json
     return sorted(latest.items())
+
+
+def _needs_review(bundle: Path, catalog: Catalog) -> list[tuple[int, str]]:
+    """(dimension, reason) where the latest current-rubric judgment is a panel's `needs human review`."""
+    if catalog.rubric is None or not (bundle / JUDGMENTS).is_file():
+        return []
+    try:
+        entries = strict.load_json(bundle / JUDGMENTS)["judgments"]
+        latest = {e["dimension"]: e for e in entries if isinstance(e, dict) and e.get("rubric_version") == catalog.rubric.version}
+    except (SkillEvalError, KeyError, TypeError):
+        return []
+    return sorted((d, str(e["needs_human_review"])) for d, e in latest.items() if e.get("needs_human_review"))
 
 
 def arm_entry(arm: str, runs: list[dict[str, Any]], need: int) -> dict[str, Any]:

@@ -186,6 +186,27 @@ def activation(records: Sequence[RunRecord], settings: lift.Settings) -> list[di
     return out
 
 
+def agreement(records: Sequence[RunRecord]) -> dict[str, Any]:
+    """Cross-agent agreement: per (skill, arm, scenario) recorded in two or more agent/model cells, the
+    cell's verdict (pass: every scored main run passed; fail: any failed; unscored: none scored), and
+    the scenarios whose scored verdicts differ between cells (the matrix's disagreement list)."""
+    by: dict[tuple[str, str, str], dict[str, list[bool | None]]] = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        if r.kind == "behavioral" and r.skill and r.replicate == MAIN:
+            by[(r.skill, r.arm, r.item)][f"{r.agent}/{r.model}"].append(r.passed)
+    compared, disagree = 0, []
+    for (skill, arm, item), cells in sorted(by.items()):
+        if len(cells) < 2:
+            continue
+        compared += 1
+        verdicts = {c: "fail" if any(p is False for p in ps) else "pass" if ps and all(p is True for p in ps) else "unscored"
+                    for c, ps in sorted(cells.items())}
+        if len(set(verdicts.values()) - {"unscored"}) > 1:
+            disagree.append({"skill": skill, "arm": arm, "scenario": item, "cells": verdicts})
+    cells_seen = sorted({c for cells in by.values() for c in cells})
+    return {"cells": cells_seen, "compared": compared, "disagree": disagree}
+
+
 def build(records: Sequence[RunRecord], settings: lift.Settings, *, k: int, cost_regression: float,
           audit: dict[str, Any], problems: Sequence[str] = (), generated_by: str = "skill-eval") -> dict[str, Any]:
     cells_in: dict[tuple[str, str, str], list[RunRecord]] = defaultdict(list)
@@ -223,6 +244,7 @@ def build(records: Sequence[RunRecord], settings: lift.Settings, *, k: int, cost
         "contaminated": {r.path: list(r.contamination) for r in records if r.contamination},
         "cells": cells,
         "activation": activation(records, settings),
+        "agreement": agreement(records),
         "audit": audit,
         "gates": {"cost_regression": {"passed": not gate, "threshold": cost_regression, "problems": gate}},
     }

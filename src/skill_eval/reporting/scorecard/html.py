@@ -177,6 +177,15 @@ def render(card: dict[str, Any]) -> str:
                 act_rows.append((f"{skill} · {metric}", v, f"{pct(v)} (tier {tier})" if v is not None else "n/a", metric))
     parts.append("<h2>Activation</h2>" + figure("activation", "Trigger activation precision / recall per skill (tier)", act_scripted,
                                                bars(act_rows, "activation precision and recall")))
+    agr = card["agreement"]
+    agr_rows = "".join(f"<tr><td>{escape(d['skill'])}</td><td>{escape(d['arm'])}</td><td>{escape(d['scenario'])}</td>"
+                       + "".join(f"<td>{escape(d['cells'].get(c, '—'))}</td>" for c in agr["cells"]) + "</tr>"
+                       for d in agr["disagree"])
+    head = "".join(f"<th>{escape(c)}</th>" for c in agr["cells"])
+    parts.append(f'<h2>Cross-agent agreement</h2><p id="agreement">{agr["compared"]} scenario(s) recorded in more than '
+                 f'one cell; {len(agr["disagree"])} pass in one cell and fail in another.</p>'
+                 + (f'<table id="agreement-table"><tr><th>skill</th><th>arm</th><th>scenario</th>{head}</tr>{agr_rows}</table>'
+                    if agr["disagree"] else ""))
     dim_rows, pk_rows, cost_rows = [], [], []
     for _cell, _arm, a, name in arm_rows(card):
         dim_rows.append((name, a["dimensions"], a["status"]))

@@ -151,6 +151,7 @@ def render(card: dict[str, Any]) -> str:
         for skill, p in act["per_skill"].items():
             out.append(f"  - {skill}: precision {pct(p['precision'])}, recall {pct(p['recall'])} "
                        f"(tp {p['tp']}, fp {p['fp']}, fn {p['fn']}; tier {', '.join(p['tiers']) or '—'})")
+    out += agreement_lines(card["agreement"])
     audit = card["audit"]
     out += ["", "### Eval-quality audit", ""]
     if not audit["flagged"]:
@@ -170,3 +171,19 @@ def render(card: dict[str, Any]) -> str:
         out.append(f"- unreadable bundles: {len(card['problems'])}")
     out += ["", f"_{summary_line(card)}_", ""]
     return "\n".join(out)
+
+
+def agreement_lines(agr: dict[str, Any]) -> list[str]:
+    """Cross-agent agreement: scenarios that pass in one agent/model cell and fail in another."""
+    out = ["", "### Cross-agent agreement", ""]
+    if agr["compared"] == 0:
+        return [*out, "Each scenario was recorded in one agent/model cell only: nothing to compare."]
+    out.append(f"{agr['compared']} scenario(s) recorded in more than one cell ({', '.join(agr['cells'])}); "
+               f"{len(agr['disagree'])} pass in one cell and fail in another.")
+    if agr["disagree"]:
+        out += ["", "| skill | arm | scenario | " + " | ".join(agr["cells"]) + " |",
+                "|---|---|---|" + "---|" * len(agr["cells"])]
+        for d in agr["disagree"]:
+            out.append(f"| {d['skill']} | {d['arm']} | {esc(d['scenario'])} | "
+                       + " | ".join(d["cells"].get(c, "—") for c in agr["cells"]) + " |")
+    return out
