@@ -32,7 +32,8 @@ def test_both_cells_complete_pass_and_a_missing_bundle_names_its_cell(tmp_path):
     cfg = dataclasses.replace(make_repo(tmp_path), matrix=CELLS)
     _two_cells(cfg)
     _with_baselines(cfg)
-    assert check(cfg).errors == []
+    r = check(cfg)
+    assert r.errors == [] and r.expected == r.found == 6  # 3 runs in each of 2 cells
     victim = cfg.evals_dir / "evidence/abi-compat-review/skill-agent/codex-run/breaking/1"
     import shutil
     shutil.rmtree(victim)

@@ -381,7 +381,7 @@ def _check(cfg: Config, suite: str, base: str | None, stage: str, *, select_fn: 
         # Expected: the stage's required arms (evals.arms). Not extra: any arm some profile requires.
         expected = _slots(cfg, chosen, expected_fn, cfg.required_arms(stage))
         full = _slots(cfg, chosen if suite == "full" else select_fn(cfg, "full", None), expected_fn, _all_arms(cfg))
-        report.expected = len(expected)
+        report.expected = len(expected) * max(1, len(cfg.cells(stage)))  # every slot in every matrix cell
         found, layout = _pass(cfg, fresh, get_catalog, shared, slim, early)
     finally:
         if early is not None:  # consumed by _pass (then a no-op), or selection failed before it
