@@ -72,3 +72,13 @@ def test_without_a_matrix_a_second_cell_is_a_duplicate(tmp_path):
     _two_cells(cfg)
     errors = check(cfg).errors
     assert any(e.startswith("duplicated: behavioral breaking [skill-agent] k=0 has 2 bundles") for e in errors), errors
+
+
+def test_the_text_summary_names_the_cell_of_a_missing_bundle():
+    from skill_eval.commands.evidence import summarise
+
+    errors = ["missing: behavioral breaking [skill-agent] k=1 in cell codex/scripted "
+              "(expected at evidence/abi-compat-review/skill-agent/<run-id>/breaking/1/)",
+              "missing: behavioral other [skill-agent] k=0 (expected at evidence/abi-compat-review/skill-agent/<run-id>/other/0/)"]
+    lines = list(summarise(errors, verbose=False))
+    assert "  abi-compat-review: 1 missing, 1 missing in cell codex/scripted" in lines, lines

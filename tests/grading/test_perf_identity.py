@@ -154,6 +154,7 @@ def test_pr_reads_each_evidence_bundle_once(capsys, monkeypatch):
 
     monkeypatch.setattr(bundle, "load", counting_load)
     monkeypatch.setattr(strict, "load_json", counting_load_json)
+    monkeypatch.setattr(regrade, "POOL_MIN", 10**9)  # counted in this process: no forked workers (360 bundles > 300)
     _run(capsys, ["pr", "--root", str(ROOT), "--skip", "surface", "--skip", "golden"])
     n_bundles = len(list(Path(evidence_root).rglob("meta.json")))
     assert n_bundles > 0 and len(loads) == n_bundles

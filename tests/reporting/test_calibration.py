@@ -72,7 +72,7 @@ def test_all_budget_stopped_calibration_is_inconclusive_in_every_output(hollow):
     assert "**INCONCLUSIVE**" in text and "budget\\_stop" in text and "false-difference rate 0%" not in text
     assert "current" not in text.split("\n")[1]
     card = {"schema_version": 1, "generated_by": "t", "bundles": 0, "scripted": False, "problems": [], "contaminated": {},
-            "cells": [], "activation": [], "audit": {"ngram": 8, "flagged": [], "holdout": []},
+            "cells": [], "activation": [], "agreement": {"cells": [], "compared": 0, "disagree": []}, "audit": {"ngram": 8, "flagged": [], "holdout": []},
             "settings": {"bootstrap_samples": 100, "min_paired_scenarios": 6, "seed": 1, "confidence": 0.95,
                          "max_infra_error_rate": 0.25, "max_incomplete_rate": 0.25, "cost_regression": 0.1, "k": 1},
             "gates": {"cost_regression": {"passed": True, "threshold": 0.1, "problems": []}}, "calibration": hollow}

@@ -52,8 +52,10 @@ def summarise(errors: list[str], verbose: bool) -> Iterator[str]:
         where = tail.split("expected at ", 1)[-1] if kind == "missing" else tail
         if kind in ("stale", "missing") and where.startswith("evidence/"):
             who = where.split("/", 2)[1]
-            per.setdefault(who, {}).setdefault(kind, 0)
-            per[who][kind] += 1
+            head = tail.split(" (expected at", 1)[0]
+            label = f"missing in cell {head.split(' in cell ', 1)[1]}" if kind == "missing" and " in cell " in head else kind
+            per.setdefault(who, {}).setdefault(label, 0)
+            per[who][label] += 1
         else:
             rest.append(e)
     lines: list[str] = []
