@@ -55,14 +55,17 @@ EVAL_RISK_ARGS = $(if $(AGENT),--agent $(AGENT)) $(if $(MODEL),--model $(MODEL))
   $(if $(K),-k $(K)) $(if $(JOBS),-j $(JOBS)) $(EVAL_ARGS)
 eval-risk: $(VENV)/.bootstrapped   ## record fresh evidence for the risk suite of what changed since main (AGENT=, MODEL=, MODEL_SERVER=, BASE_URL=, ...)
 	$(VENV)/bin/skill-eval run --suite risk --base $(if $(BASE),$(BASE),$$(git merge-base HEAD main 2>/dev/null || echo HEAD)) $(strip $(EVAL_RISK_ARGS))
+	$(VENV)/bin/skill-eval evidence compact
 
 eval-full: $(VENV)/.bootstrapped
 	$(VENV)/bin/skill-eval run --suite full
+	$(VENV)/bin/skill-eval evidence compact
 
 eval-dogfood: $(VENV)/.bootstrapped   ## re-record this repository's committed evidence (skill-agent and baseline arms): real Claude Code CLI, scripted model turns
 	$(VENV)/bin/python scripts/install_agent_clis.py
 	$(VENV)/bin/skill-eval run --suite risk --agent claude-code --model-server scripted:agent-evals/skills/model-scripts/careful -j 2
 	$(VENV)/bin/skill-eval run --suite risk --arm baseline --agent claude-code --model-server scripted:agent-evals/skills/model-scripts/baseline -j 2
+	$(VENV)/bin/skill-eval evidence compact   # docs/EVIDENCE_STORAGE.md: what is committed, ~20 KB a bundle
 
 EXAMPLE := examples/towncrier-notes
 eval-example: $(VENV)/.bootstrapped   ## re-record the example host's committed evidence: real Claude Code CLI, scripted model turns
@@ -72,6 +75,7 @@ eval-example: $(VENV)/.bootstrapped   ## re-record the example host's committed 
 	  --model-server scripted:agent-evals/skills/model-scripts/careful -j 2
 	cd $(EXAMPLE) && $(CURDIR)/$(VENV)/bin/skill-eval pack
 	cd $(EXAMPLE) && $(CURDIR)/$(VENV)/bin/skill-eval baseline update
+	cd $(EXAMPLE) && $(CURDIR)/$(VENV)/bin/skill-eval evidence compact
 
 # --report-only: this target renders the report (CI's artefact); `skill-eval scorecard` alone exits 1 on a failed
 # cost gate. The committed scripted evidence fails it (skill-agent costs more than baseline), printed and labelled.

@@ -9,10 +9,12 @@ e2e      — the real agent CLIs (pinned npm versions) against scripted model se
 release  — pr gates + a sealed release stage (stops for the human worksheet; see README "Release flow")
 e2e-local — a real model offline (llama-cpp-python + SmolLM2-135M from PyPI) through the whole pipeline
 calibrate-local — re-record the committed A/A calibration with that model
+harbor   — `export harbor` / `import harbor` checked with the real harbor package (a Python >= 3.12 venv)
 """
 
 from __future__ import annotations
 
+import glob
 import os
 from pathlib import Path
 
@@ -44,7 +46,7 @@ def pr_example(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The test suite (real abicheck, loopback servers; never a real model)."""
     session.install("-e", ".[test]")
-    session.run("pytest", "-m", "not e2e and not e2e_local", *session.posargs)
+    session.run("pytest", "-m", "not e2e and not e2e_local", "-n", "auto", "--dist", "loadfile", *session.posargs)
 
 
 @nox.session
@@ -133,3 +135,26 @@ def calibrate_local(session: nox.Session) -> None:
     """Re-record agent-evals/skills/calibration/ (A/A pair, k=5, 6 scenarios) with the local model."""
     _install_local(session)
     session.run("python", "scripts/e2e_local.py", "calibrate", *session.posargs)
+
+
+# harbor needs Python >= 3.12; the project runs on 3.11, so harbor lives in its own venv and the tests
+# call it as a subprocess (tests/interop/harbor_side.py). .ci/run makes the same venv with the same pin
+# (the test checks the version against skill_eval/interop/harbor.py HARBOR_VERSION).
+HARBOR_PIN = "harbor==0.26.0"
+HARBOR_VENV = ".cache/harbor-venv"
+
+
+@nox.session
+def harbor(session: nox.Session) -> None:
+    """The exported tasks of both hosts loaded and linted by harbor's own Task model, and a job written by
+    harbor's own models imported back (tests/interop/test_harbor.py)."""
+    venv_python = os.path.abspath(f"{HARBOR_VENV}/bin/python")
+    if not os.path.exists(venv_python):
+        found = sorted(glob.glob("/root/.pyenv/versions/3.12.*/bin/python")) + sorted(glob.glob("/usr/bin/python3.1[2-9]"))
+        if not found:
+            session.error("no Python >= 3.12 for harbor (pyenv's 3.12 or /usr/bin/python3.12+)")
+        session.run(found[0], "-m", "venv", HARBOR_VENV, external=True)
+    session.run(venv_python, "-m", "pip", "install", "-q", HARBOR_PIN, external=True)
+    session.install("-e", ".[test]")
+    session.run("pytest", "tests/interop/test_harbor.py", "-p", "no:cacheprovider", *session.posargs,
+                env={"SKILL_EVAL_HARBOR_PYTHON": venv_python})

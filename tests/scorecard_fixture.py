@@ -16,8 +16,9 @@ would really record, so every chart and every verdict path is exercised on grade
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
+
+from skill_eval.core import stored
 
 REPO = Path(__file__).resolve().parents[1]
 EVIDENCE = REPO / "agent-evals" / "skills" / "evidence"
@@ -72,7 +73,7 @@ def copy_arm(dest_root: Path, skill: str, arm: str, run_id: str = RUN) -> list[P
     for scenario_dir in sorted(src_arm.iterdir()):
         for kdir in sorted(scenario_dir.iterdir()):
             dest = dest_root / skill / arm / run_id / scenario_dir.name / kdir.name
-            shutil.copytree(kdir, dest)
+            stored.materialize(kdir, dest)  # out of its evidence tree: every file plain (core.stored)
             _edit_meta(dest, arm=arm, run_id=run_id)
             out.append(dest)
     return out
@@ -122,7 +123,8 @@ def build(dest_root: Path) -> Path:
     for i, b in enumerate(consumer):
         _strip_skill(b, CONSUMER, keep_installed=(i == 0))
 
-    shutil.copytree(EVIDENCE / "trigger", dest_root / "trigger")
+    for meta in sorted((EVIDENCE / "trigger").rglob("meta.json")):
+        stored.materialize(meta.parent, dest_root / meta.parent.relative_to(EVIDENCE))
     return dest_root
 
 
@@ -135,7 +137,7 @@ def replicate(src_root: Path, dest_root: Path, copies: int) -> int:
         for c in range(copies):
             run_id = f"r{c}-{rel[2]}"  # keeps an A/A run id's -aa suffix
             dest = dest_root.joinpath(rel[0], rel[1], run_id, *rel[3:])
-            shutil.copytree(bundle, dest)
+            stored.materialize(bundle, dest)
             _edit_meta(dest, run_id=run_id)
             n += 1
     return n

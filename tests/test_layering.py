@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (2, "interop", ("interop.*",)),
     (3, "reporting", ("reporting.*",)),
     (3, "local", ("local.*",)),
+    (3, "improve", ("improve.*",)),
     (4, "commands", ("commands.*",)),
     (5, "entry", ("cli", "__main__")),
 )

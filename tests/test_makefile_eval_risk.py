@@ -46,3 +46,15 @@ def test_local_model_rehearsal_passes_the_endpoint_and_the_model():
     for part in ("--agent openai-compatible", "--model smollm2-135m", "--base-url http://127.0.0.1:8765/v1", "--arm baseline",
                  "-j 2", "--agent-binary /opt/claude"):
         assert part in line
+
+
+def test_the_snippet_init_writes_takes_the_same_variables(tmp_path):
+    from skill_eval.commands import init
+
+    mk = init.render_snippets(["skills"], [], (None, "a test"))["skill-eval.mk"]
+    (tmp_path / "skill-eval.mk").write_text(mk)
+    (tmp_path / "Makefile").write_text("include skill-eval.mk\n")
+    proc = subprocess.run(["make", "-n", "--no-print-directory", "-C", str(tmp_path), "eval-risk", "SKILL_EVAL=skill-eval",
+                           "AGENT=codex", "MODEL_SERVER=scripted:evals/scripts", "K=1"], capture_output=True, text=True, check=True)
+    (line,) = [ln for ln in proc.stdout.splitlines() if "skill-eval run" in ln]
+    assert line.endswith("--agent codex --model-server scripted:evals/scripts -k 1"), line

@@ -65,12 +65,13 @@ COMMANDS: dict[str, CommandInfo] = {
     "model-server": CommandInfo("skill_eval.commands.model_server", "serve a scripted model (Anthropic, OpenAI Responses or Gemini API) on 127.0.0.1"),
     "lift": CommandInfo("skill_eval.commands.lift", "lift per skill/agent/model and arm pair, paired by scenario, with bootstrap CI, sign test and A/A floor"),
     "scorecard": CommandInfo("skill_eval.commands.scorecard", "write scorecard.json / .md / .html: lift with CIs, activation, dimensions, pass^k, cost, audit"),
-    "import": CommandInfo("skill_eval.commands.import_cmd", "import skill-creator evals (evals/evals.json + trigger-eval set) into the trigger corpus and draft scenarios"),
+    "import": CommandInfo("skill_eval.commands.import_cmd", "import skill-creator evals (evals/evals.json + trigger-eval set) into the trigger corpus and draft scenarios, or a Harbor job's trials as labelled, unsigned bundles (harbor)"),
     "export": CommandInfo("skill_eval.commands.export_cmd", "export scenarios as Harbor tasks (harbor) or staged imports back to skill-creator's evals.json (evals-json)"),
     "explain": CommandInfo("skill_eval.commands.explain", "explain a term: L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, evidence, pending, subject, tier, k, adopt, oracle, corpus, suppress, publish"),
     "release": CommandInfo("skill_eval.commands.release", "release evaluation: stage (sealed, stops for a human worksheet), resume (report), verify (signatures)"),
     "clean": CommandInfo("skill_eval.commands.clean", "remove the sandboxes and partial bundles that killed runs left behind (a live run's are kept)"),
     "judge": CommandInfo("skill_eval.commands.judge", "judge dimensions 4/5 of behavioural bundles with a (blinded) judge model; appends to judgments.json"),
+    "propose": CommandInfo("skill_eval.commands.propose", "let an agent draft a skill-source patch for failing cases (sandboxed); a human reviews and `git apply`s it"),
 }
 
 # = skill_eval.commands.explain.epilog() (a test keeps them equal); literal so `--help` imports no command module

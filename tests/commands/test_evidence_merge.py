@@ -195,3 +195,22 @@ def test_a_directory_without_manifest_and_a_wrong_target(recorded: dict, dest: P
                         "`skill-eval run --shard I/N` job"], problems
     assert main(["evidence", "merge", str(recorded[1]), "--root", str(dest), "--into", str(tmp_path)]) == 2
     assert "is not the evidence directory of the repository" in capsys.readouterr().err
+
+
+def test_compacted_shards_merge_with_their_shared_objects(recorded: dict, dest: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Each shard's job compacts its evidence (core.stored): the merge copies the objects its bundles
+    list into the target's store before the bundles, and the seals still verify."""
+    dirs = []
+    for n in range(1, COUNT + 1):
+        root = tmp_path / f"job-{n}"
+        shutil.copytree(recorded[n].parents[1], root, symlinks=True)
+        assert main(["evidence", "compact", "--root", str(root)]) == 0
+        dirs.append(root / "evals" / "evidence")
+    assert any(any(d.rglob("objects.json")) for d in dirs) and any(any(d.rglob("*.jsonl.gz")) for d in dirs)
+    capsys.readouterr()
+    assert merge(dest, *dirs) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "sealed by: tests@skill-eval (4)" in out and "evidence: ok" in out, out
+    assert (dest / "evals" / "evidence" / ".objects").is_dir()
+    assert main(["pr", "--root", str(dest)]) == 0, capsys.readouterr().out

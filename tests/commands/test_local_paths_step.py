@@ -67,3 +67,18 @@ def test_recording_users_home_fails_but_a_longer_name_does_not(tmp_path, monkeyp
     assert _run() == 1
     assert "the recording user's home" in capsys.readouterr().out
     assert local_paths.home_hits(tmp_path / "evals/evidence", tmp_path, "/") == []  # "/" would match everything
+
+
+def test_a_compacted_raw_stream_is_scanned_as_the_bytes_it_holds(tmp_path, monkeypatch, capsys):
+    """Compact evidence (core.stored) gzips raw streams: the scan reads through the compression."""
+    from skill_eval.core import stored
+
+    _cfg(monkeypatch, tmp_path)
+    b = _bundle(tmp_path, "evidence", {"final.md": "ok"})
+    (b / "raw").mkdir()
+    (b / "raw" / "stream.jsonl.gz").write_bytes(stored.gzip_bytes(b'{"cwd": "/tmp/sandbox-ab12cd34/work"}\n'))
+    assert _run() == 1
+    assert f"{BUNDLE}/raw/stream.jsonl.gz: /sandbox-ab12cd34" in capsys.readouterr().out
+    (b / "raw" / "stream.jsonl.gz").write_bytes(stored.gzip_bytes(b'{"cwd": "/home/maint/x"}\n'))
+    assert _run() == 1 and "the recording user's home" in capsys.readouterr().out
+    assert local_paths.home_hits(tmp_path / "evals/evidence", tmp_path, "/home/maint") != []

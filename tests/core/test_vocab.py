@@ -47,6 +47,8 @@ SCHEMA_ENUMS = [
     ("scorecard", "/$defs/lift/properties/verdict/enum", vocab.LiftVerdict),
     ("scorecard", "/$defs/aa/properties/status/enum", vocab.CalibrationStatus),
     ("scorecard", "/$defs/arm/properties/outcomes/propertyNames/enum", vocab.Outcome),
+    ("proposal", "/properties/cases/items/properties/kind/enum", vocab.BundleKind),
+    ("proposal", "/properties/agent/properties/isolation/enum", vocab.IsolationLevel),
 ]
 
 # enums that also allow null (the field may be absent in meaning): the Literal plus None

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from skill_eval.content import config
+from skill_eval.core import stored
 from skill_eval.grading import bundle as bundle_mod
 from skill_eval.grading.graders import Catalog, grade_bundle
 
@@ -44,11 +45,14 @@ def committed(rel: Path, dest: Path) -> Path:
     """The bundle at `rel` as committed (HEAD), not as the working tree has it now (evidence may be
     re-recorded while tests run), without its seal files."""
     rel_s = rel.relative_to(REPO).as_posix()
-    data = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", "HEAD", rel_s], check=True,
+    store = (EVIDENCE / stored.STORE).relative_to(REPO).as_posix()  # compact evidence: its shared objects too
+    listed = subprocess.run(["git", "-C", str(REPO), "ls-tree", "--name-only", "HEAD", store], check=True,
+                            capture_output=True, text=True).stdout.split()
+    data = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", "HEAD", rel_s, *listed], check=True,
                           capture_output=True).stdout
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         tar.extractall(dest / "x", filter="data")
-    shutil.move(str(dest / "x" / rel_s), dest / "bundle")
+    stored.materialize(dest / "x" / rel_s, dest / "bundle")
     shutil.rmtree(dest / "x")
     for seal in ("seal.json", "seal.sig"):
         (dest / "bundle" / seal).unlink(missing_ok=True)

@@ -249,11 +249,11 @@ def test_a_seed_only_scenario_still_needs_its_receipt(host, tmp_path):
         "facts.json is missing: the scenario's seed recipe (evals/fixtures/notes-add-local/seed.json) was not executed by the runner"]
 
 
-def test_a_seeded_case_is_named_not_expressible_in_harbor(host):
+def test_a_seeded_case_is_expressible_in_harbor(host):
+    """A git seed recipe becomes RUN lines of the task image (tests/interop/test_harbor.py runs them)."""
     from skill_eval.interop import harbor
 
-    why = harbor.why_not(host[1].scenarios["notes-add-local"])
-    assert why == "its fixture seed recipe (evals/fixtures/notes-add-local/seed.json) has no Harbor form yet"
+    assert harbor.why_not(host[1].scenarios["notes-add-local"], harbor.Subject(None, None, None)) is None
 
 
 def test_an_oracle_case_of_a_verdict_skill_skips_only_the_verdict_dimensions(tmp_path):

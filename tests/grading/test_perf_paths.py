@@ -330,6 +330,12 @@ def test_walking_pass_with_inside_links_grades_like_the_listed_pass(repo_copy):
 
     cfg = config.load(repo_copy)
     root = repo_copy / "agent-evals" / "skills" / "evidence"
+    from skill_eval.core import stored
+
+    for index in sorted(root.glob("*/skill-agent/*/*/*/" + stored.INDEX)):  # compact evidence: one bundle plain again
+        if any(".out.d/" in rel for rel in stored.index_of(index.parent)):
+            stored.expand(index.parent)
+            break
     snapshots = sorted(root.glob("*/skill-agent/*/*/*/captured/*.out.d"))
     assert snapshots
     victim = snapshots[0]

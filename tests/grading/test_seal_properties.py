@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from skill_eval.cli import main
-from skill_eval.core import seal
+from skill_eval.core import seal, stored
 
 REPO = Path(__file__).resolve().parents[2]
 HOSTS = [REPO / "agent-evals/skills", REPO / "examples/towncrier-notes/agent-evals/skills"]
@@ -46,7 +46,7 @@ def test_any_unsigned_edit_of_any_sealed_file_fails_naming_it(tmp_path: Path, ho
         for name in files:
             copy = tmp_path / how / rel
             shutil.rmtree(copy, ignore_errors=True)
-            shutil.copytree(b, copy)
+            stored.materialize(b, copy)  # every sealed file plain (compacted forms: tests/core/test_stored.py)
             target = copy / name
             data = target.read_bytes()
             if how == "flip" and data:

@@ -191,7 +191,11 @@ def test_release_completes_pass_then_incomplete_when_indeterminate(label, tmp_pa
     assert (rc, rep["outcome"]) == (0, "pass"), rep["reasons"]
     skill = cases[keep[0]]["skill"]
     assert rep["lift"]["skills"][skill]["baseline"]["n_paired"] == 2 and rep["lift"]["skills"][skill]["baseline"]["ci"] is not None
-    assert "## Lift gate" in (stage_dir / "report.md").read_text()
+    report_md = (stage_dir / "report.md").read_text()
+    assert "## Lift gate" in report_md
+    # the seed's six gate names, each with its status from this stage's steps (issue 28 item 7)
+    for seed_gate in ("command", "cross-platform", "lifecycle", "machine-api", "parity", "security"):
+        assert re.search(rf"\| `{seed_gate}` \|.*\| (pass|not_applicable) \(", report_md), seed_gate
 
     # a judgment changed (or added) after staging is refused by name: the stage froze the judgments layer
     bundle = stage_dir / "raw" / cases[keep[0]]["arms"]["candidate"]["runs"][0]["bundle"]

@@ -138,3 +138,36 @@ def test_a_bad_judge_setting_is_refused_before_anything_is_recorded(cfg, tmp_pat
                    "--judge-model", "m", "--judge-api-key-env", "NO_SUCH_JUDGE_KEY"])
     assert rc == 2 and "NO_SUCH_JUDGE_KEY is not set" in capsys.readouterr().err
     assert not (tmp_path / "s1").exists()
+
+
+def test_the_panel_can_live_in_the_config_and_flags_replace_it(cfg, tmp_path, capsys):
+    out = tmp_path / "rel"
+    _session(cfg, out)
+    root = ["--root", str(cfg.root), "--session", "s1", "--out", str(out), "--from-session"]
+    rc = cli.main(["release", "stage", *root, "--judge"])  # no [judge] table yet: refused before anything is judged
+    assert rc == 2 and "[judge] models" in capsys.readouterr().err and not (out / "s1" / "stage.json").exists()
+    judge = Judge(failing=("judge-flag",))
+    with ServerHandle(judge) as server:
+        toml = cfg.root / "skill-eval.toml"
+        toml.write_text(toml.read_text() + f'\n[judge]\nmodels = ["judge-m", "judge-n"]\nbase_urls = ["{server.url}/v1"]\n'
+                        "kappa_floor = 0.5\n")
+        assert cli.main(["release", "stage", *root, "--judge"]) == 0
+        assert judge.asked == 2 * 2 * 2 * len(SKILL)
+        st = stage_mod.decode(out / "s1" / "stage.json")
+        assert {c["state"] for c in st["snapshot"]["cases"].values()} == {"complete"}
+        assert st["snapshot"]["bindings"]["judges"] == ["judge-m + judge-n"]
+        from skill_eval.commands import judge as judge_cmd
+        from skill_eval.content import config
+
+        loaded = config.load(cfg.root)
+        flags = judge_cmd.settings(loaded, None, ["judge-flag", "judge-x"], None, None, None)
+        assert (flags.models, flags.base_urls, flags.kappa_floor, flags.from_config) == (["judge-flag", "judge-x"], None, 0.5, False)
+        assert judge_cmd.settings(loaded, None, None, None, None, 0.9).kappa_floor == 0.9
+
+
+def test_a_bad_judge_table_is_a_config_error_naming_the_field(cfg, tmp_path, capsys):
+    toml = cfg.root / "skill-eval.toml"
+    toml.write_text(toml.read_text() + '\n[judge]\nmodels = ["judge-m"]\nbase_urls = ["ftp://nowhere"]\n')
+    rc = cli.main(["release", "stage", "--root", str(cfg.root), "--session", "s1", "--out", str(tmp_path), "--from-session", "--judge"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "base_urls" in err and len(err.strip().splitlines()) == 1

@@ -86,3 +86,11 @@ def test_the_table_is_in_the_docs_and_shows_statuses_for_a_report():
     assert text in (REPO / "docs/RELEASE_GATES.md").read_text()  # docs show the code's table, byte for byte
     shown = waiver.table_markdown(waiver.seed_gate_status(checks(pack="fail")))
     assert "| fail (check_skills pass, pack fail) |" in shown
+
+
+def test_the_release_report_shows_the_seed_gates_with_their_status():
+    from skill_eval.reporting.release import report
+
+    shown = report._seed_statuses(checks(pack="fail"))
+    assert shown is not None and {s["gate"]: s["status"] for s in shown}["parity"] == "fail"
+    assert report._seed_statuses([{"gate": "a-step-no-seed-gate-maps", "status": "pass"}]) is None  # table alone, no status

@@ -27,13 +27,19 @@ expected skill (always, wherever it ranks), and the prompt's tokens when no term
 
 Fused scorer (`[triggers] scorer = "fused"`, extra skill-eval[semantic]): BM25 misses paraphrase
 ("500 only in production" shares no term with "Use when encountering any bug"), so each skill also
-gets the cosine similarity of prompt and description from a packaged sentence-embedding model
-(skill_eval.checks.semantic), and the two are fused per skill:
-`fused = (1 - semantic_weight) * bm25 / (bm25 + bm25_saturation) + semantic_weight * cosine`.
+gets a semantic score from a packaged embedding model (skill_eval.checks.semantic): the cosine of the
+sentence vectors and a token-level (late-interaction) match of the description's words to the
+prompt's, each minus the skill's prior (its mean over the BACKGROUND requests). Per skill:
+`semantic = (1 - token_weight) * cosine + token_weight * tokens` and
+`fused = (1 - semantic_weight) * bm25' / (bm25' + bm25_saturation) + semantic_weight * semantic`,
+where bm25' is the BM25 score when it rests on enough matched terms (the min-terms rule above, without
+its own-name exception) and 0 when it does not (one shared generic word is no evidence in a large
+skill set).
 A prompt goes to the top fused skill when that reaches `fused_min_score` and beats the runner-up by
-`fused_min_margin`; the min-terms rule does not apply (the cosine is the evidence a paraphrase has).
-Defaults (0.4, 8, 0.3, 0.0) were fitted on tests/data/triggers17 plus the three corpora of
-tests/data/triggers/ pooled; a 2-fold split of those prompts is reported in that folder's README.
+`fused_min_margin`; otherwise to no skill. Only name and description are read, as an agent choosing a
+skill reads them; the SKILL.md body is not. Defaults (semantic_weight 0.85, token_weight 0.7,
+bm25_saturation 16, fused_min_score 0.08, fused_min_margin 0) and how they were chosen and held out:
+docs/TRIGGERS.md and tests/data/triggers/README.md.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,6 +168,16 @@ class Scorer:
 
 
 @dataclass(frozen=True)
+class Semantic:
+    """The semantic scorer's evidence for one (prompt, skill): prior-corrected cosine and token match,
+    and the description words that matched best ("merging~merge 0.72")."""
+
+    cosine: float
+    tokens: float
+    pairs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Prediction:
     prompt_id: str
     expected: str | None
@@ -169,8 +186,11 @@ class Prediction:
     matched: dict[str, dict[str, float]] = field(default_factory=dict)  # top skills' matched terms -> weight
     reason: str = ""  # why the top skill was or was not predicted
     tokens: list[str] = field(default_factory=list)  # the prompt's normalized tokens (what BM25 looked for)
-    semantic: dict[str, float] = field(default_factory=dict)  # fused scorer: cosine per skill
+    semantic: dict[str, float] = field(default_factory=dict)  # fused scorer: semantic score per skill
     bm25: dict[str, float] = field(default_factory=dict)  # fused scorer: BM25 per skill (scores holds the fused)
+    # fused scorer, for the skills in `matched`: cosine, tokens, bm25_counted (1/0); and closest word pairs
+    parts: dict[str, dict[str, float]] = field(default_factory=dict)
+    pairs: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def correct(self) -> bool:
@@ -187,7 +207,7 @@ def predict(scorer: Scorer, prompts: list[TriggerPrompt], min_score: float, min_
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
         best, best_score = ranked[0] if ranked else (None, 0.0)
         second = ranked[1][1] if len(ranked) > 1 else 0.0
-        needed = 1 if len(set(tokenize(p.prompt))) <= terms_needed else terms_needed
+        needed = _needed(p.prompt, terms_needed)
         n_terms = len(contrib.get(best, {})) if best else 0
         if best is None or best_score <= 0:
             chosen, reason = None, "no term of the prompt is in any description"
@@ -206,28 +226,44 @@ def predict(scorer: Scorer, prompts: list[TriggerPrompt], min_score: float, min_
     return out
 
 
+def _needed(prompt: str, terms_needed: int) -> int:
+    """Matched terms a prediction needs for this prompt: a prompt of few content words needs one."""
+    return 1 if len(set(tokenize(prompt))) <= terms_needed else terms_needed
+
+
 def _evidence(contrib: dict[str, dict[str, float]], ranked: list[tuple[str, float]],
-              expected: str | None) -> dict[str, dict[str, float]]:
-    """Matched terms of the top 3 skills (score > 0) and, always, of the expected skill."""
-    show = [name for name, sc in ranked[:3] if sc > 0]
+              expected: str | None, positive_only: bool = True) -> dict[str, dict[str, float]]:
+    """Matched terms of the top 3 skills (BM25: those scoring > 0) and, always, of the expected skill."""
+    show = [name for name, sc in ranked[:3] if sc > 0 or not positive_only]
     if expected is not None and expected in contrib and expected not in show:
         show.append(expected)
     return {n: contrib[n] for n in show}
 
 
-def fuse(bm25: float, cosine: float, t: Triggers) -> float:
-    """One skill's fused score: saturated BM25 (0..1) and cosine, weighted by semantic_weight."""
-    return round((1 - t.semantic_weight) * bm25 / (bm25 + t.bm25_saturation) + t.semantic_weight * cosine, 4)
+def fuse(bm25: float, semantic: Semantic | float, t: Triggers) -> float:
+    """One skill's fused score: saturated BM25 (0..1) and the semantic score, weighted by semantic_weight.
+    `semantic` is the scorer's evidence, or an already combined semantic score."""
+    sem = semantic if isinstance(semantic, float | int) else combine(semantic, t)
+    return round((1 - t.semantic_weight) * bm25 / (bm25 + t.bm25_saturation) + t.semantic_weight * sem, 4)
 
 
-def predict_fused(scorer: Scorer, semantic: list[dict[str, float]], prompts: list[TriggerPrompt],
-                  t: Triggers) -> list[Prediction]:
+def combine(s: Semantic, t: Triggers) -> float:
+    return round((1 - t.token_weight) * s.cosine + t.token_weight * s.tokens, 4)
+
+
+def predict_fused(scorer: Scorer, semantic: Sequence[Mapping[str, Semantic | float]],
+                  prompts: list[TriggerPrompt], t: Triggers) -> list[Prediction]:
     """BM25 fused with the semantic scores (one dict per prompt, same order): see the module docstring."""
     out = []
-    for p, cos in zip(prompts, semantic, strict=True):
+    terms_needed = min_terms(len(scorer.docs))
+    for p, sem in zip(prompts, semantic, strict=True):
         contrib = scorer.contributions(p.prompt)
         bm25 = {name: round(sum(terms.values()), 4) for name, terms in contrib.items()}
-        fused = {name: fuse(bm25[name], cos.get(name, 0.0), t) for name in bm25}
+        needed = _needed(p.prompt, terms_needed)
+        counted = {name: len(contrib[name]) >= needed for name in bm25}  # the min-terms rule, no name exception
+        parts = {name: (s if isinstance(s, Semantic) else Semantic(float(s), float(s))) for name, s in sem.items()}
+        combined = {name: combine(s, t) if isinstance(s, Semantic) else float(s) for name, s in sem.items()}
+        fused = {name: fuse(bm25[name] if counted[name] else 0.0, combined.get(name, 0.0), t) for name in bm25}
         ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
         best, best_score = ranked[0] if ranked else (None, 0.0)
         second = ranked[1][1] if len(ranked) > 1 else 0.0
@@ -238,10 +274,14 @@ def predict_fused(scorer: Scorer, semantic: list[dict[str, float]], prompts: lis
         elif best_score - second < t.fused_min_margin or best_score == second:
             chosen, reason = None, f"{best} does not beat the runner-up by fused_min_margin {t.fused_min_margin}"
         else:
-            chosen, reason = best, (f"fused {best_score:.2f} (bm25 {bm25[best]:.2f}, cosine {cos.get(best, 0.0):.2f}), "
+            chosen, reason = best, (f"fused {best_score:.2f} (bm25 {bm25[best]:.2f}, semantic {combined.get(best, 0.0):.2f}), "
                                     f"margin {best_score - second:.2f}")
-        out.append(Prediction(p.id, p.expected_skill, chosen, fused, _evidence(contrib, ranked, p.expected_skill),
-                              reason, sorted(set(tokenize(p.prompt))), dict(cos), bm25))
+        shown = _evidence(contrib, ranked, p.expected_skill, positive_only=False)  # fused scores can be < 0
+        out.append(Prediction(
+            p.id, p.expected_skill, chosen, fused, shown, reason, sorted(set(tokenize(p.prompt))), combined, bm25,
+            {n: {"cosine": parts[n].cosine, "tokens": parts[n].tokens, "bm25_counted": float(counted[n])}
+             for n in shown if n in parts},
+            {n: list(parts[n].pairs) for n in shown if n in parts}))
     return out
 
 
@@ -323,3 +363,4 @@ def gate(cfg: Config, m: dict[str, Any]) -> list[str]:
     elif neg < t.trigger_min_negative_accuracy:
         problems.append(f"negative accuracy {neg:.2f} < {t.trigger_min_negative_accuracy} (descriptions claim out-of-scope prompts)")
     return problems
+

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from skill_eval.checks import triggers
+from skill_eval.checks import trigger_scoring, triggers
 from skill_eval.commands import explain
 from skill_eval.commands._common import load_config
 from skill_eval.content import evals
@@ -42,9 +42,15 @@ def explain_lines(preds: list[triggers.Prediction]) -> list[str]:
         for skill, terms in p.matched.items():
             rank = ranked.index(skill) + 1
             label = f"{skill} (expected, rank {rank})" if skill == p.expected and rank > 1 else skill
-            parts = (f"fused {p.scores[skill]:.2f} (bm25 {p.bm25.get(skill, 0.0):.2f}, cosine {p.semantic[skill]:.2f})"
-                     if p.semantic else f"{p.scores[skill]:.2f}")
-            lines.append(f"      {label} {parts}: {_terms(terms)}")
+            if p.semantic:  # fused: both halves of the score, and the words behind the semantic one
+                part = p.parts.get(skill, {})
+                raw = p.bm25.get(skill, 0.0)
+                bm = f"bm25 {raw:.2f}{' not counted: too few terms' if raw > 0 and not part.get('bm25_counted', 1.0) else ''}"
+                sem = f"semantic {p.semantic.get(skill, 0.0):.2f} = cosine {part.get('cosine', 0.0):+.2f} / tokens {part.get('tokens', 0.0):+.2f}"
+                close = f"; closest words {', '.join(p.pairs[skill])}" if p.pairs.get(skill) else ""
+                lines.append(f"      {label} fused {p.scores[skill]:.2f} ({bm}, {sem}): {_terms(terms)}{close}")
+            else:
+                lines.append(f"      {label} {p.scores[skill]:.2f}: {_terms(terms)}")
         if not any(v > 0 for v in (p.bm25 or p.scores).values()):  # no term of the prompt in any description
             lines.append(f"      prompt tokens: {', '.join(p.tokens) or '(none: only stop-words)'} — none is in any description")
     return lines
@@ -64,16 +70,8 @@ def run(args: argparse.Namespace) -> int:
              {"ok": True, "not_applicable": True, "problems": []})
         return 0
     descriptions = {n: str(s.frontmatter.get("description", "")) for n, s in skills.items()}
-    scorer = triggers.Scorer.build(descriptions)
-    t = cfg.thresholds
     method = getattr(args, "scorer", None) or cfg.triggers.scorer
-    if method == "fused":
-        from skill_eval.checks import semantic  # the optional extra: imported only when asked for
-
-        sem = semantic.SemanticScorer.build(descriptions, semantic.load_model(), semantic.EmbeddingCache(cfg.root))
-        preds = triggers.predict_fused(scorer, sem.score_many([p.prompt for p in prompts]), prompts, cfg.triggers)
-    else:
-        preds = triggers.predict(scorer, prompts, t.trigger_min_score, t.trigger_min_margin)
+    preds = trigger_scoring.predict_corpus(cfg, descriptions, prompts, method)
     m = triggers.metrics(preds, sorted(skills))
     problems = triggers.gate(cfg, m)
     lines = []
@@ -94,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
         lines += explain_lines(preds)
     lines += [f"  FAIL: {p}" for p in problems]
     needed = triggers.min_terms(len(skills))
-    how = (f"fused: BM25 + cosine, weight {cfg.triggers.semantic_weight}, min score {cfg.triggers.fused_min_score}"
+    how = (f"fused: BM25 + prior-corrected cosine and word match, semantic weight {cfg.triggers.semantic_weight}, "
+           f"min score {cfg.triggers.fused_min_score}"
            if method == "fused" else f"bm25: a prediction needs {needed} matched term(s)")
     lines.append(f"check-triggers: {'FAIL' if problems else 'ok'} — {len(prompts)} prompts, accuracy {_fmt(m['accuracy'])} "
                  f"({len(skills)} skills; {how}; --explain shows the evidence)")

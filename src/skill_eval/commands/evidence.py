@@ -101,6 +101,10 @@ def seal_lines(r: Any) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     cfg = load_config(args)
+    if getattr(args, "action", None) in ("compact", "expand"):  # storage only: no gate (core.stored)
+        from skill_eval.commands import evidence_compact
+
+        return evidence_compact.compact(args, cfg)
     if getattr(args, "action", None) == "merge":  # union the shards' evidence, then this gate runs on it
         from skill_eval.commands import evidence_merge
 

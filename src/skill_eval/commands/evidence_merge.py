@@ -31,13 +31,15 @@ if TYPE_CHECKING:
 
 # Imported where used: `skill-eval evidence` adds this module's arguments on every start, and the
 # planning code (the runner's plan, the adapters' names) is for the merge alone.
-ACTIONS = ("merge",)
+ACTIONS = ("merge", "compact", "expand")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The merge's arguments on `skill-eval evidence` (the gate's own options apply after it)."""
     p.add_argument("action", nargs="?", choices=ACTIONS, default=None,
-                   help="merge: union the evidence directories of sharded runs (docs/SHARDS.md), then run the gate")
+                   help="merge: union the evidence directories of sharded runs (docs/SHARDS.md), then run the gate; "
+                        "compact: gzip raw streams and keep identical captured artifacts once (<evidence>/.objects/; "
+                        "seals stay valid), expand: the inverse (docs/EVIDENCE_STORAGE.md)")
     p.add_argument("dirs", nargs="*", metavar="DIR", help="with merge: the evidence directory of each shard's job")
     p.add_argument("--into", type=Path, default=None, metavar="EVIDENCE",
                    help="with merge: the evidence directory to merge into (default: this repository's)")
@@ -201,9 +203,30 @@ def _digest(path: Path) -> str:
     return hashing.digest_entries("skill-eval-merge-v1", hashing.walk_tree(path))
 
 
+def _copy_objects(into: Path, inputs: list[_Input], cfg_max: int) -> None:
+    """The shared artifacts the owned bundles list (compact evidence, core.stored), each verified
+    against its digest, copied into the target's content store before any bundle that lists them."""
+    import os
+
+    from skill_eval.core import stored
+
+    for i in inputs:
+        for bundle in sorted(i.owned):
+            index = stored.index_of(i.dir / bundle) if (i.dir / bundle / stored.INDEX).is_file() else {}
+            if not index:
+                continue
+            target = into / stored.STORE
+            target.mkdir(parents=True, exist_ok=True)
+            for rel, sha in sorted(index.items()):
+                if not os.path.lexists(stored.object_path(os.fspath(target), sha)):
+                    data = stored.read_object(stored.store_of(i.dir / bundle), sha, cfg_max, rel)
+                    stored.put_object(os.fspath(target), data)
+
+
 def _copy(cfg: Config, into: Path, report: Report, inputs: list[_Input]) -> None:
     from skill_eval.core import fsio, hashing
 
+    _copy_objects(into, inputs, cfg.max_bundle_file_bytes)
     for i in inputs:
         for bundle in sorted(i.owned):
             source, dest = i.dir / bundle, into / bundle

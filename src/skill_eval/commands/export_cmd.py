@@ -1,9 +1,11 @@
 """`skill-eval export harbor OUT` / `export evals-json OUT`: this host's content in other tools' formats.
 
-harbor: one Harbor task folder per scenario that can be expressed (its grade is its command
-oracle): task.toml, instruction.md, environment/ (Dockerfile, the fixture as the working
-tree, the skill's published tree for `skills_dir`), tests/test.sh (re-runs the actions and
-writes the oracle's reward). Scenarios that cannot be expressed are named with the reason.
+harbor: one Harbor task folder per scenario that can be expressed (docs/HARBOR.md): task.toml,
+instruction.md, environment/ (Dockerfile: the subject CLI pinned, the fixture as the working
+tree with its seed recipe replayed, the skill's published tree for `skills_dir`), tests/
+(test.sh runs verify.py over spec.json: the command oracle, or the claim checked against the
+ground truth; reward.json gets `reward` and one key per check). Scenarios that cannot be
+expressed are named with the reason.
 evals-json: skill-creator's evals.json for one skill, from the draft scenarios that
 `skill-eval import evals-json` staged (the round trip).
 """
@@ -72,19 +74,26 @@ def _harbor(args: argparse.Namespace) -> int:
     if unknown:
         raise ConfigError(f"unknown scenario id(s): {', '.join(unknown)}", fix="use ids from scenarios.yaml")
     entries = pack.compute(cfg, skills)
+    prof = cfg.subject if getattr(cfg, "has_subject", True) else None
+    subject = harbor.Subject(getattr(prof, "name", None) or None, getattr(prof, "package", None),
+                             getattr(prof, "version", None), tuple(getattr(prof, "verdicts", ()) or ()))
+    template_path = cfg.evals_dir / "prompts" / "behavioral.md"
+    template = strict.read_text(template_path) if template_path.is_file() else None
     tasks, skipped = [], {}
     for sc in scenarios:
         if wanted and sc.id not in wanted:
             continue
-        why = harbor.why_not(sc)
+        why = harbor.why_not(sc, subject)
         if why:
             skipped[sc.id] = why
             continue
         fixture_root = cfg.evals_dir / evals.FIXTURES / sc.fixture
-        fixture = {e.path: e.data for e in walk_tree(fixture_root)}
+        fixture = {e.path: (e.data, e.mode == MODE_EXEC) for e in walk_tree(fixture_root)} if fixture_root.is_dir() else {}
         tree = {e.path: (e.data, e.mode == MODE_EXEC) for e in skill_tree(cfg, skills[sc.skill])}
-        entry = entries.get(f"scenario:{sc.id}")
-        tasks.append(harbor.build_task(sc, fixture, tree, cfg.agent.timeout_seconds, entry.digest if entry else None))
+        digests = {kind: e.digest for kind, key in (("scenario", sc.id), ("skill", sc.skill))
+                   if (e := entries.get(f"{kind}:{key}")) is not None}
+        tasks.append(harbor.build_task(sc, fixture, tree, cfg.agent.timeout_seconds, digests,
+                                       subject=subject, template=template, truth=truth.get(sc.fixture)))
     for t in tasks:
         _write_tree(args.out / t.id, t, args.force)
     lines = [f"  task {args.out / t.id}" for t in tasks] + [f"  not expressible: {k}: {v}" for k, v in sorted(skipped.items())]

@@ -1,4 +1,11 @@
-"""`skill-eval import evals-json PATH`: bring skill-creator evals into this host's content.
+"""`skill-eval import evals-json PATH` / `import harbor JOB_DIR`: other tools' results into this host.
+
+harbor: each trial of a Harbor job over tasks `skill-eval export harbor` wrote becomes a bundle in
+the evidence tree (or --evidence DIR), marked as imported (meta.json extra.origin: harbor, adapter
+tier manual, unsigned); harbor.json keeps the task verifier's verdict as the reward and marks the
+dimensions that need recorded calls "not graded". Each bundle is written atomically (docs/HARBOR.md).
+
+evals-json: bring skill-creator evals into this host's content.
 
 PATH is a skill folder (its `evals/evals.json` is read) or an evals.json file; OpenAI's
 evaluation files (`<skill>/evaluations/*.json`: query, expected_behavior, success_criteria) are
@@ -30,15 +37,19 @@ from skill_eval.core.output import emit
 from skill_eval.interop import evals_json
 
 NAME = "import"
-HELP = "import skill-creator evals (evals/evals.json + trigger-eval set) into the trigger corpus and draft scenarios"
+HELP = "import skill-creator evals (evals/evals.json + trigger-eval set) into the trigger corpus and draft scenarios, or a Harbor job's trials as labelled, unsigned bundles (harbor)"
 DESCRIPTION = __doc__
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("format", choices=("evals-json",),
-                   help="what to import: skill-creator's evals.json, or OpenAI's evaluations/*.json (query + expected_behavior)")
-    p.add_argument("path", type=Path, help="a skill folder (reads evals/evals.json, else evaluations/*.json), an evals.json "
-                                            "file or one OpenAI evaluation file")
+    p.add_argument("format", choices=("evals-json", "harbor"),
+                   help="what to import: skill-creator's evals.json, or OpenAI's evaluations/*.json (query + expected_behavior); "
+                        "harbor: a Harbor job directory's trials")
+    p.add_argument("path", type=Path, help="evals-json: a skill folder (reads evals/evals.json, else evaluations/*.json), an "
+                                            "evals.json file or one OpenAI evaluation file; harbor: the job directory")
+    p.add_argument("--evidence", type=Path, default=None, metavar="DIR",
+                   help="harbor: the evidence tree to write bundles into (default: the host's)")
+    p.add_argument("--force", action="store_true", help="harbor: replace bundles that already exist")
     p.add_argument("--trigger-set", type=Path, default=None, metavar="FILE",
                    help="skill-creator trigger-eval JSON ([{query, should_trigger}]); default: trigger*.json beside evals.json")
     p.add_argument("--skill", default=None, help="skill name (default: evals.json's skill_name)")
@@ -87,7 +98,50 @@ def _merge(existing: list[dict[str, Any]], new: list[dict[str, Any]], what: str,
     return existing, added
 
 
+def _harbor(args: argparse.Namespace) -> int:
+    from skill_eval.interop import harbor_import
+
+    cfg = load_config(args)
+    trials = harbor_import.read_job(args.path)
+    scenarios = {s.id: s for s in evals.load_scenarios(cfg, truth=evals.load_ground_truth(cfg))}
+    subject = cfg.subject if cfg.has_subject else None
+    tree = args.evidence if args.evidence is not None else cfg.root / cfg.evidence_rel
+    run_id = harbor_import.run_id_of(args.path)
+    template = cfg.evals_dir / "prompts" / "behavioral.md"
+    tmpl = strict.read_text(template) if template.is_file() else "{prompt}"
+    planned: list[tuple[Path, dict[str, bytes], str]] = []
+    skipped: dict[str, str] = {}
+    ks: dict[str, int] = {}
+    for t in trials:
+        sid = t.scenario_id
+        if sid is None or sid not in scenarios:
+            skipped[t.trial_name] = (f"task {t.task_name!r} is not a scenario of this host" if sid else
+                                     f"task {t.task_name!r} was not written by `skill-eval export harbor`")
+            continue
+        sc = scenarios[sid]
+        k = ks[sid] = ks.get(sid, -1) + 1
+        dest = tree / sc.skill / harbor_import.ARM / run_id / sid / str(k)
+        prompt = tmpl.replace("{prompt}", sc.prompt.strip())
+        planned.append((dest, harbor_import.bundle_files(t, sc, subject, args.path, run_id, k, prompt), t.trial_name))
+    lines = []
+    bundles = []
+    for dest, files, trial in planned:
+        verdict = strict.loads_json(files["harbor.json"].decode(), "harbor.json")
+        if not args.dry_run:
+            harbor_import.write_bundle(dest, files, args.force)
+        bundles.append({"trial": trial, "bundle": str(dest), "reward": verdict["reward"]})
+        lines.append(f"  {trial} -> {dest} (reward {verdict['reward']!r}; origin harbor, unsigned)")
+    lines += [f"  skipped {k}: {v}" for k, v in sorted(skipped.items())]
+    verb = "would write" if args.dry_run else "wrote"
+    lines.append(f"import harbor: {verb} {len(planned)} bundle(s) from {len(trials)} trial(s); {len(skipped)} skipped. "
+                 "Imported bundles are not signed runner evidence: the evidence gate and `grade` do not count them as such")
+    emit(args, lines, {"ok": True, "dry_run": args.dry_run, "run_id": run_id, "bundles": bundles, "skipped": skipped})
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.format == "harbor":
+        return _harbor(args)
     cfg = load_config(args)
     report = evals_json.Report()
     fixtures = cfg.evals_dir / evals.FIXTURES

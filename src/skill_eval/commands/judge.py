@@ -12,6 +12,14 @@ A panel: repeat `--model` (with one `--base-url` for all, or one `--base-url` pe
 items of this invocation (Cohen's κ for two judges, Fleiss' κ for more) is printed; an item the
 judges disagree on, or of a dimension whose κ is below `--kappa-floor` (default 0.6), is written
 as `needs human review` — replayed as not judged, never a pass (exit 1 so it is seen).
+
+The panel can live in skill-eval.toml instead of flags (flags win when given):
+
+    [judge]
+    models = ["judge-model-a", "judge-model-b"]
+    base_urls = ["https://api.example.com/v1"]   # one for all, or one per model
+    api_key_env = "JUDGE_API_KEY"
+    kappa_floor = 0.6
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import argparse
 import contextlib
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from skill_eval.content import config
@@ -42,7 +51,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--api-key-env", default=None, metavar="VAR", help="environment variable holding the endpoint's key")
     p.add_argument("--model-server", action="append", default=None, metavar="scripted:PATH",
                    help="a scripted judge (tests; never counts as judged for release); repeat for a panel")
-    p.add_argument("--kappa-floor", type=float, default=0.6, help="a panel dimension whose kappa is below this needs human review (default 0.6)")
+    p.add_argument("--kappa-floor", type=float, default=None,
+                   help="a panel dimension whose kappa is below this needs human review (default: [judge] kappa_floor, else 0.6)")
     p.add_argument("--rejudge", action="store_true", help="also judge bundles that already have a current judgment")
 
 
@@ -53,6 +63,32 @@ def _targets(cfg: config.Config, args: argparse.Namespace, catalog: Catalog, dim
     found, _ = evidence.scan(cfg)
     return [f.path for f in found if f.meta is not None and f.meta.get("kind") == "behavioral"
             and (args.rejudge or judge_mod.needs_judging(f.path, version, dims))]
+
+
+KAPPA_FLOOR_DEFAULT = 0.6
+
+
+@dataclass(frozen=True)
+class PanelSettings:
+    """Who judges: flags when any is given, else skill-eval.toml's [judge] table."""
+
+    base_urls: list[str] | None
+    models: list[str] | None
+    api_key_env: str | None
+    model_servers: list[str] | None
+    kappa_floor: float
+    from_config: bool
+
+
+def settings(cfg: config.Config, base_urls: list[str] | None, models: list[str] | None, api_key_env: str | None,
+             model_servers: list[str] | None, kappa_floor: float | None) -> PanelSettings:
+    """Resolve the panel: any judge flag replaces the [judge] table whole (never a mix of the two)."""
+    table = cfg.raw.get("judge") or {}
+    floor = kappa_floor if kappa_floor is not None else float(table.get("kappa_floor", KAPPA_FLOOR_DEFAULT))
+    if base_urls or models or model_servers:
+        return PanelSettings(base_urls, models, api_key_env, model_servers, floor, False)
+    return PanelSettings(table.get("base_urls"), table.get("models"), api_key_env or table.get("api_key_env"), None,
+                         floor, bool(table.get("models")))
 
 
 @contextlib.contextmanager
@@ -105,8 +141,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("no rubric.yaml: nothing defines what dimensions 4 and 5 mean", source=cfg.evals_dir / "rubric.yaml")
     dims = sorted(set(args.dimension or judge_mod.JUDGED))
     targets = _targets(cfg, args, catalog, dims)
-    with panel(args.base_url, args.model, args.api_key_env, args.model_server) as eps:
-        results, agree = judge_mod.judge_panel(cfg, catalog, eps, targets, dims, floor=args.kappa_floor)
+    ps = settings(cfg, args.base_url, args.model, args.api_key_env, args.model_server, args.kappa_floor)
+    with panel(ps.base_urls, ps.models, ps.api_key_env, ps.model_servers) as eps:
+        results, agree = judge_mod.judge_panel(cfg, catalog, eps, targets, dims, floor=ps.kappa_floor)
     lines, failed = report_lines(results, agree)
     review = [x for r in results for x in r.review]
     emit(args, lines, {"written": [{"bundle": str(r.bundle), "judgments": r.entries} for r in results if r.entries or not r.failures],

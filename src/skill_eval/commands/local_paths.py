@@ -18,6 +18,7 @@ import stat
 from pathlib import Path
 
 from skill_eval.content import config
+from skill_eval.core import stored, strict
 from skill_eval.core.output import emit
 from skill_eval.harness.runner.normalize import LEFTOVER, NOT_SCANNED, NOT_SCANNED_SUFFIX
 from skill_eval.reporting.scorecard.runs import bundle_dirs
@@ -41,7 +42,9 @@ def home_hits(tree: Path, root: Path, home: str) -> list[str]:
     for bundle in bundle_dirs(tree):
         for path in sorted(p for p in bundle.rglob("*") if p.is_file() and not p.is_symlink()):
             rel = path.relative_to(bundle)
-            if rel.parts[0] not in NOT_SCANNED and needle.search(path.read_bytes()):
+            data = path.read_bytes()
+            data = stored.gunzip(data, strict.MAX_FILE_BYTES, str(path)) if path.name.endswith(stored.GZ) else data
+            if rel.parts[0] not in NOT_SCANNED and needle.search(data):
                 out.append(f"{bundle.relative_to(root).as_posix()}/{rel.as_posix()}: {home} (the recording user's home; re-record)")
     return out
 
@@ -94,6 +97,8 @@ def _scan(tree: Path, root: Path, home: str, layout: list[Path]) -> tuple[list[s
         if path not in seen:
             with open(path, "rb") as fh:
                 data = fh.read()
+            if path.endswith(stored.GZ):  # a compacted raw stream: scanned as the bytes it holds
+                data = stored.gunzip(data, strict.MAX_FILE_BYTES, path)
             match = LEFTOVER.search(data)
             seen[path] = (match.group() if match else None, bool(needle is not None and needle.search(data)))
         return seen[path]

@@ -55,7 +55,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="stage (session runs): judge 4/5 at this OpenAI-style endpoint before sealing (one, or one per --judge-model)")
     p.add_argument("--judge-model", action="append", default=None, help="stage: judge model id (sent and stamped); a release needs >= 2 (a panel)")
     p.add_argument("--judge-api-key-env", default=None, metavar="VAR", help="stage: environment variable holding the judge's key")
-    p.add_argument("--judge-kappa-floor", type=float, default=0.6, help="stage: a panel dimension below this kappa needs human review")
+    p.add_argument("--judge-kappa-floor", type=float, default=None,
+                   help="stage: a panel dimension below this kappa needs human review (default: [judge] kappa_floor, else 0.6)")
+    p.add_argument("--judge", action="store_true",
+                   help="stage (session runs): judge 4/5 before sealing with the panel of skill-eval.toml's [judge] table")
     p.add_argument("--judge-model-server", action="append", default=None, metavar="scripted:PATH",
                    help="stage: a scripted judge (tests; never counts as judged for a release)")
     p.add_argument("--agent", default=None, help="--run: adapter (default: [agent] adapter)")
@@ -81,16 +84,21 @@ def _stage(args: argparse.Namespace) -> int:
     source = "session" if args.run or args.from_session else "evidence"
     if args.run and args.from_session:
         raise InputError("--run records a new session; --from-session stages one recorded earlier", fix="pass one of them")
-    judging = bool(args.judge_base_url or args.judge_model or args.judge_model_server)
+    judging = bool(args.judge or args.judge_base_url or args.judge_model or args.judge_model_server)
     if judging and source != "session":
         raise InputError("--judge-* judges a release session's runs (with --run or --from-session)",
                          fix="judge the committed evidence with `skill-eval judge`, then stage it")
     judged: list[str] = []
     with contextlib.ExitStack() as stack:  # the judge's settings are checked before anything is recorded
-        from skill_eval.commands.judge import panel
+        from skill_eval.commands.judge import panel, settings
 
-        ep = stack.enter_context(panel(args.judge_base_url, args.judge_model, args.judge_api_key_env,
-                                       args.judge_model_server, flag="--judge-")) if judging else None
+        ps = settings(cfg, args.judge_base_url, args.judge_model, args.judge_api_key_env, args.judge_model_server,
+                      args.judge_kappa_floor)
+        if args.judge and not (ps.models or ps.model_servers):
+            raise ConfigError("--judge judges with the [judge] panel, and skill-eval.toml has no [judge] models",
+                              field="judge.models", fix='add [judge] models = ["judge-a", "judge-b"] (and base_urls), or pass --judge-model')
+        ep = stack.enter_context(panel(ps.base_urls, ps.models, ps.api_key_env, ps.model_servers,
+                                       flag="--judge-")) if judging else None
         if ep is not None and len(ep) < 2:
             raise ConfigError("a release is judged by a panel of at least 2 judge models", field="--judge-model",
                               fix="repeat --judge-model (or --judge-model-server) for each judge")
@@ -99,7 +107,7 @@ def _stage(args: argparse.Namespace) -> int:
 
             record.record_session(cfg, out_dir=out, session=session, released_ref=args.released, args=args)
         if ep is not None:
-            judged = _judge(cfg, ep, out / session / "raw", args.judge_kappa_floor)
+            judged = _judge(cfg, ep, out / session / "raw", ps.kappa_floor)
     checks = pr.credential_free_checks(cfg, tuple(args.skip))
     st = flow.stage(cfg, out_dir=out, session=session, source=source, released_ref=args.released, checks=checks,
                     sign_key=args.sign, force=args.force or args.run)

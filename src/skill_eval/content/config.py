@@ -157,10 +157,14 @@ class Thresholds:
 class Triggers:
     """[triggers]: how L1s scores a prompt against the descriptions (skill_eval.checks.triggers, .semantic)."""
 
-    scorer: str = "bm25"  # bm25 | fused (BM25 + the packaged sentence-embedding model: extra skill-eval[semantic])
-    semantic_weight: float = 0.4  # fused = (1 - w) * bm25 / (bm25 + bm25_saturation) + w * cosine
-    bm25_saturation: float = 8.0
-    fused_min_score: float = 0.3  # the top skill's fused score must reach this ...
+    scorer: str = "bm25"  # bm25 | fused (BM25 + the packaged embedding model: extra skill-eval[semantic])
+    # fused = (1 - semantic_weight) * bm25 / (bm25 + bm25_saturation) + semantic_weight * semantic, where
+    # semantic = (1 - token_weight) * cosine + token_weight * tokens, both minus the skill's background prior
+    # (skill_eval.checks.triggers, docs/TRIGGERS.md). Defaults fitted on four real corpora + a synthetic one.
+    semantic_weight: float = 0.85
+    token_weight: float = 0.7
+    bm25_saturation: float = 16.0
+    fused_min_score: float = 0.08  # the top skill's fused score must reach this ...
     fused_min_margin: float = 0.0  # ... and beat the runner-up by this, else the prompt goes to no skill
 
 

@@ -13,7 +13,10 @@ is checked with the `sshsig` library (a Python port of `ssh-keygen -Y check-nova
 against `allowed_signers` at the seal's own `signed_at` time (so rotating a key by giving the old
 one a `valid-before` keeps what it signed before valid; removing its line revokes all of it).
 
-Not covered by the seal: `judgments.json`, a layer the judge adds after sealing (issue 28).
+Not covered by the seal: `judgments.json`, a layer the judge adds after sealing (issue 28). The seal
+is over a bundle's *logical* files (core.stored): compacting a bundle (raw streams gzip-compressed,
+captured artifacts moved to the evidence tree's content store) leaves its seal valid, and a stored
+form is verified against the sealed digest like a plain file.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from skill_eval.core import formats, hashing, schemas, strict
+from skill_eval.core import formats, hashing, schemas, stored, strict
 from skill_eval.core.errors import ConfigError, InputError, message_of
 
 NAMESPACE = "skill-eval-evidence"
@@ -219,7 +222,10 @@ def digests(root: Path) -> dict[str, str]:
     files = _files(root)
     if isinstance(files, str):
         raise InputError(files, source=root)
-    return {rel: _sha256(full) for rel, full in files.items() if rel not in UNSEALED}
+    sources = stored.logical({rel: full for rel, full in files.items() if rel not in UNSEALED}, root)
+    if isinstance(sources, str):
+        raise InputError(sources, source=root)
+    return {rel: stored.sha256_of(src, root, rel) for rel, src in sources.items()}
 
 
 def verify(root: Path, bundle: str, signers: Sequence[Signer]) -> Verdict:
@@ -256,12 +262,19 @@ def verify(root: Path, bundle: str, signers: Sequence[Signer]) -> Verdict:
     principal = ",".join(valid[0].principals)
     if value.get("bundle") != bundle:
         return Verdict("invalid", principal, f"sealed as {value.get('bundle')!r}, found at {bundle!r} (moved)")
-    actual = {rel: full for rel, full in files.items() if rel not in UNSEALED}
-    for rel in sorted(set(listed) | set(actual)):
-        if rel not in actual:
+    sources = stored.logical({rel: full for rel, full in files.items() if rel not in UNSEALED}, root)
+    if isinstance(sources, str):
+        return Verdict("invalid", principal, sources)
+    for rel in sorted(set(listed) | set(sources)):
+        if rel not in sources:
             return Verdict("invalid", principal, f"{rel} is sealed but missing")
         if rel not in listed:
             return Verdict("invalid", principal, f"{rel} is not in the seal (added after sealing)")
-        if listed[rel] != _sha256(actual[rel]):
+        src = sources[rel]
+        try:
+            actual = _sha256(src.path) if src.form == "plain" and src.path else stored.sha256_of(src, root, rel)
+        except (InputError, OSError) as exc:
+            return Verdict("invalid", principal, message_of(exc) if isinstance(exc, InputError) else f"{rel}: {exc}")
+        if listed[rel] != actual:
             return Verdict("invalid", principal, f"{rel} differs from its sealed sha256 (edited after sealing)")
     return Verdict("signed", principal)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skill_eval.core import formats, fsio, hashing, schemas, strict
+from skill_eval.core import formats, fsio, hashing, schemas, stored, strict
 from skill_eval.core.errors import SkillEvalError, message_of
 
 KINDS = ("behavioral", "trigger")
@@ -147,7 +147,10 @@ class Bundle:
         data = _fast_read(self.root, rel, self.max_bytes, self.linkfree)
         if isinstance(data, bytes):
             return data
-        if data is _MISSING:
+        if data is _MISSING or (data is None and _plain_rel(rel) and not os.path.lexists(f"{self.root}/{rel}")):
+            kept = self._read_stored(rel)  # compact evidence: a gzip raw stream, or a shared artifact (core.stored)
+            if kept is not None:
+                return kept
             raise SkillEvalError(f"{rel} is missing")
         path = self.resolve(rel)
         data = _read_regular(path, self.max_bytes)
@@ -159,6 +162,12 @@ class Bundle:
             reason = message_of(exc)
             prefix = f"{path}: "
             raise SkillEvalError(f"{rel}: {reason[len(prefix):] if reason.startswith(prefix) else reason}") from None
+
+    def _read_stored(self, rel: str) -> bytes | None:
+        try:
+            return stored.read(self.root, rel, self.max_bytes)
+        except (SkillEvalError, OSError) as exc:
+            raise SkillEvalError(message_of(exc) if isinstance(exc, SkillEvalError) else f"{rel}: {exc}") from None
 
     def read_captured(self, rel: str, expected_sha256: str | None = None) -> bytes:
         """Read a captured artifact, verifying its recorded digest (tampering fails closed)."""

@@ -28,7 +28,7 @@ from skill_eval.core.errors import ConfigError
 from skill_eval.core.vocab import CheckStatus
 from skill_eval.grading import bundle as bundle_mod
 from skill_eval.grading import oracles
-from skill_eval.grading.graders import claims, judged, trigger, uncertainty, workflow
+from skill_eval.grading.graders import claims, imported, judged, trigger, uncertainty, workflow
 from skill_eval.grading.graders.context import Context, build_run
 
 DIMENSION_RULES = {
@@ -240,6 +240,8 @@ def grade_bundle(path: Path, catalog: Catalog, *, loaded: bundle_mod.Bundle | No
     checks: dict[str, Check] = {}
     if kind == "trigger":
         checks["activation"] = Check("activation", "pass", trigger.activation(run))
+    elif kind == "behavioral" and imported.origin_of(b.meta) is not None:  # e.g. a Harbor trial: its verifier's verdict
+        checks.update(imported.grade(b, str(imported.origin_of(b.meta)), Check))
     elif kind == "behavioral":
         verdict = ctx.scenario is None or ctx.scenario.verdict
         for dim in (1, 2, 3, 6):

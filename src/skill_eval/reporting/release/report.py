@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from skill_eval.core import formats, hashing, schemas, strict
-from skill_eval.core.errors import InputError
+from skill_eval.core.errors import CheckFailed, InputError
 from skill_eval.core.vocab import ReleaseOutcome
 from skill_eval.reporting.release import lift_gate
+from skill_eval.reporting.release import waiver as waiver_mod
 
 # a report restates its stage's cases, so it is read under the stage's cap (stage.MAX_STAGE_BYTES;
 # stage imports the whole grading stack, which reading a report must not pay for: a test keeps them equal)
@@ -132,6 +133,14 @@ def _lift_lines(lift: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _seed_statuses(checks: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The seed gates' status from the stage's steps; None (the mapping alone) if a step maps to no seed gate."""
+    try:
+        return waiver_mod.seed_gate_status(checks)
+    except CheckFailed:
+        return None
+
+
 def markdown(record: dict[str, Any]) -> str:
     b = record["bindings"]
     lines = [f"# Release report — session {_cell(record['session'])}", "",
@@ -143,6 +152,8 @@ def markdown(record: dict[str, Any]) -> str:
               f"- models: {', '.join(_cell(m) for m in b['models']) or 'none'}", "",
               "## Credential-free gates", "", "| gate | status |", "|---|---|"]
     lines += [f"| {_cell(c['gate'])} | {c['status']} |" for c in record["checks"]]
+    lines += ["", "## The seed's credential-free gates (docs/RELEASE_GATES.md)", "",
+              waiver_mod.table_markdown(_seed_statuses(record["checks"])).rstrip("\n")]
     lines += _lift_lines(record["lift"])
     lines += ["", "## Cases", "", "| case | skill | evidence | candidate | released | baseline | comparison | review |",
               "|---|---|---|---|---|---|---|---|"]

@@ -1,0 +1,178 @@
+"""Compact evidence (issue 26 item 3, core.stored): raw streams gzip-compressed, captured artifacts once
+by content in `<evidence>/.objects/` — without a logical byte changing, so seals, call digests and
+graders see what the recorder wrote, and nothing in the storage layer is trusted."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from skill_eval.core import seal, stored
+from skill_eval.core.errors import InputError
+from skill_eval.grading import bundle as bundle_mod
+
+pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs ssh-keygen (openssh-client)")
+META = {"kind": "behavioral", "arm": "skill-agent", "run_id": "r", "k": 0, "skill": "s", "scenario": "x",
+        "model": "scripted:abc", "scripted": True, "isolation": "bwrap", "status": "complete", "agent": {"name": "claude-code"}}
+REPORT = json.dumps({"verdict": "BREAKING", "changes": ["x" * 40] * 50}).encode()
+STREAM = b"".join(json.dumps({"type": "assistant", "n": i, "text": "thinking " * 10}).encode() + b"\n" for i in range(60))
+
+
+def make(evidence: Path, rel: str, key: Path) -> Path:
+    root = evidence / rel
+    (root / "captured" / "1.out.d" / "0").mkdir(parents=True)
+    (root / "raw").mkdir()
+    (root / "meta.json").write_text(json.dumps(META))
+    (root / "captured" / "1.out").write_bytes(b"")
+    (root / "captured" / "1.err").write_bytes(b"Evidence coverage: elf\n")
+    (root / "captured" / "1.out.d" / "0" / "report.json").write_bytes(REPORT)
+    (root / "raw" / "stream.jsonl").write_bytes(STREAM)
+    (root / "raw" / "stderr.log").write_bytes(b"tiny\n")  # under MIN_COMPRESS: stays plain
+    seal.seal_tree(root, rel, META, key, signed_at="2026-12-03T10:00:00Z")
+    return root
+
+
+@pytest.fixture
+def tree(tmp_path: Path):
+    key = tmp_path / "k"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "t", "-f", str(key)], check=True)
+    pub = " ".join(key.with_suffix(".pub").read_text().split()[:2])
+    (tmp_path / "allowed_signers").write_text(f'tests namespaces="skill-eval-evidence" {pub}\n')
+    evidence = tmp_path / "evidence"
+    bundles = [make(evidence, f"s/skill-agent/r/x/{k}", key) for k in range(3)]
+    return evidence, bundles, seal.load_allowed_signers(tmp_path / "allowed_signers")
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def verdict(b: Path, evidence: Path, signers) -> seal.Verdict:
+    return seal.verify(b, b.relative_to(evidence).as_posix(), signers)
+
+
+def test_compaction_keeps_every_logical_byte_and_the_seal(tree):
+    evidence, bundles, signers = tree
+    before = {b: files(b) for b in bundles}
+    store = os.fspath(evidence / stored.STORE)
+    os.mkdir(store)
+    saved = [stored.compact(b, store) for b in bundles]
+    assert all(s.after < s.before for s in saved)
+    for b in bundles:
+        on_disk = files(b)
+        assert "raw/stream.jsonl.gz" in on_disk and "raw/stream.jsonl" not in on_disk and "raw/stderr.log" in on_disk
+        assert not (b / "captured").exists() and stored.INDEX in on_disk
+        assert verdict(b, evidence, signers).state == "signed"
+        loaded = bundle_mod.load(b)
+        for rel, data in before[b].items():
+            if rel in (seal.SEAL, seal.SIG):
+                continue
+            assert loaded.read_bytes(rel) == data, rel
+        assert loaded.read_captured("captured/1.out.d/0/report.json", seal.hashlib.sha256(REPORT).hexdigest()) == REPORT
+    # three repeats captured the same report: it is stored once
+    assert len(list((evidence / stored.STORE).rglob("*.gz"))) == 3  # report.json, 1.err, the empty 1.out
+    assert [stored.compact(b, store).after for b in bundles] == [s.after for s in saved]  # idempotent
+
+
+def test_expand_restores_the_recorded_tree_byte_for_byte(tree):
+    evidence, bundles, signers = tree
+    before = files(bundles[0])
+    os.mkdir(evidence / stored.STORE)
+    stored.compact(bundles[0], os.fspath(evidence / stored.STORE))
+    stored.expand(bundles[0])
+    assert files(bundles[0]) == before
+
+
+@pytest.fixture
+def compacted(tree):
+    evidence, bundles, signers = tree
+    os.mkdir(evidence / stored.STORE)
+    for b in bundles:
+        stored.compact(b, os.fspath(evidence / stored.STORE))
+    stored._verified.clear()
+    stored._bytes.clear()
+    stored._indexes.clear()
+    stored._store_of.clear()
+    return evidence, bundles, signers
+
+
+def _object(evidence: Path, data: bytes) -> Path:
+    sha = seal.hashlib.sha256(data).hexdigest()
+    return evidence / stored.STORE / sha[:2] / f"{sha}.gz"
+
+
+def test_an_altered_object_fails_the_seal_and_the_grader(compacted):
+    evidence, bundles, signers = compacted
+    _object(evidence, REPORT).write_bytes(gzip.compress(b'{"verdict": "NO_CHANGE"}', mtime=0))
+    v = verdict(bundles[0], evidence, signers)
+    assert v.state == "invalid" and "does not hash to its name (altered)" in v.reason
+    with pytest.raises(bundle_mod.SkillEvalError, match="altered"):
+        bundle_mod.load(bundles[1]).read_bytes("captured/1.out.d/0/report.json")
+
+
+def test_a_missing_object_or_store_is_named_with_its_fix(compacted):
+    evidence, bundles, signers = compacted
+    _object(evidence, REPORT).unlink()
+    v = verdict(bundles[0], evidence, signers)
+    assert v.state == "invalid" and "captured/1.out.d/0/report.json: object" in v.reason and "missing" in v.reason
+    shutil.rmtree(evidence / stored.STORE)
+    stored._store_of.clear()
+    with pytest.raises(InputError, match="copy the evidence tree's .objects/"):
+        stored.read(bundles[1], "captured/1.err", 1 << 20)
+
+
+def test_an_index_pointing_at_another_valid_object_fails_the_seal(compacted):
+    evidence, bundles, signers = compacted
+    other = b"a different, honestly stored report"
+    stored.put_object(os.fspath(evidence / stored.STORE), other)
+    index = json.loads((bundles[0] / stored.INDEX).read_text())
+    index["files"]["captured/1.out.d/0/report.json"] = seal.hashlib.sha256(other).hexdigest()
+    (bundles[0] / stored.INDEX).write_text(json.dumps(index))
+    v = verdict(bundles[0], evidence, signers)
+    assert v.state == "invalid" and "report.json differs from its sealed sha256" in v.reason
+
+
+@pytest.mark.parametrize("mutate, needle", [
+    (lambda b: (b / "raw" / "stream.jsonl").write_bytes(STREAM), "stored twice"),
+    (lambda b: (b / "captured").mkdir() or (b / "captured" / "1.err").write_bytes(b"x"), "stored twice"),
+    (lambda b: (b / stored.INDEX).write_text('{"schema_version": 1, "files": {"meta.json": "' + "0" * 64 + '"}}'),
+     "not a shared path"),
+    (lambda b: (b / stored.INDEX).write_text('{"schema_version": 1, "files": {}, "files": {}}'), "duplicate"),
+    (lambda b: (b / "raw" / "stream.jsonl.gz").write_bytes(gzip.compress(STREAM)[:-9]), "truncated"),
+])
+def test_a_bad_stored_form_is_invalid_naming_the_problem(compacted, mutate, needle):
+    evidence, bundles, signers = compacted
+    mutate(bundles[0])
+    v = verdict(bundles[0], evidence, signers)
+    assert v.state == "invalid" and needle in v.reason.lower(), v.reason
+
+
+def test_a_gzip_bomb_is_refused_not_expanded(compacted):
+    _evidence, bundles, _ = compacted
+    (bundles[0] / "raw" / "stream.jsonl.gz").write_bytes(gzip.compress(b"\0" * (4 << 20)))
+    with pytest.raises(InputError, match="expands to more than"):
+        stored.read(bundles[0], "raw/stream.jsonl", 1 << 20)
+
+
+def test_an_interrupted_compaction_is_finished_by_the_next(tree):
+    evidence, bundles, signers = tree
+    b = bundles[0]
+    (b / "raw" / "stream.jsonl.gz").write_bytes(stored.gzip_bytes(STREAM))  # the crash came before the plain file went
+    assert "stored twice" in (verdict(b, evidence, signers).reason or "")
+    os.mkdir(evidence / stored.STORE)
+    stored.compact(b, os.fspath(evidence / stored.STORE))
+    assert verdict(b, evidence, signers).state == "signed"
+
+
+def test_a_symlink_in_a_bundle_is_refused_by_compaction(tree):
+    evidence, bundles, _ = tree
+    (bundles[0] / "raw" / "link").symlink_to("/etc/passwd")
+    os.mkdir(evidence / stored.STORE)
+    with pytest.raises(InputError, match="raw/link is not a regular file"):
+        stored.compact(bundles[0], os.fspath(evidence / stored.STORE))
