@@ -41,7 +41,14 @@ VERDICT = {"alpha-break": ("BROKEN", 4, "case-one"), "alpha-break-2": ("BROKEN",
            "beta-same": ("OK", 0, "case-two"), "beta-same-2": ("OK", 0, "case-two")}
 SKILL = {"alpha-break": "alpha", "alpha-break-2": "alpha", "beta-same": "beta", "beta-same-2": "beta"}
 MODEL_SOURCE = "remote:api.example.invalid"
-JUDGED = {"schema_version": 1, "judgments": [
+# a panel's entry (a release needs >= 2 judge models; a lone judge's entry leaves the run incomplete)
+JUDGED = {"schema_version": 2, "judgments": [
+    {"dimension": d, "passed": True, "score": 1, "judge_model": "judge-m + judge-n", "judge_version": "1", "rubric_version": "1",
+     "prompt_sha256": "0" * 64, "rationale": "ok", "judged_at": "2026-11-30T00:00:00Z",
+     "panel": [{"judge_model": m, "judge_version": "1", "score": 1, "passed": True, "rationale": "ok", "prompt_sha256": "0" * 64}
+               for m in ("judge-m", "judge-n")],
+     "agreement": {"statistic": "cohen", "kappa": 1.0, "items": 4, "floor": 0.6}} for d in (4, 5)]}
+LONE_JUDGE = {"schema_version": 1, "judgments": [
     {"dimension": d, "passed": True, "score": 1, "judge_model": "judge-m", "judge_version": "1", "rubric_version": "1",
      "prompt_sha256": "0" * 64, "rationale": "ok", "judged_at": "2026-11-30T00:00:00Z"} for d in (4, 5)]}
 
@@ -104,7 +111,7 @@ def record_run(cfg: config.Config, scenario: str, arm: str, k: int, *, isolation
     base = root if root is not None else cfg.evals_dir / "evidence"
     dest = base / skill / arm.replace(":", "-") / run_id / scenario / str(k)
     rv = rubric_version(cfg)
-    judgments = {"schema_version": 1, "judgments": [dict(j, rubric_version=rv) for j in JUDGED["judgments"]]} if judged else None
+    judgments = {"schema_version": 2, "judgments": [dict(j, rubric_version=rv) for j in JUDGED["judgments"]]} if judged else None
     claim = {"verdict": verdict, "confident": True, "evidence": [1]}
     out = write_bundle(dest, meta=meta, calls=[call], events=[{"type": "skill_activated", "skill": skill, "tier": "1"}]
                        if arm != "baseline" else [], final=envelope(claim), subject=cfg.subject, judgments=judgments)

@@ -45,7 +45,8 @@ def committed(rel: Path, dest: Path) -> Path:
     """The bundle at `rel` as committed (HEAD), not as the working tree has it now (evidence may be
     re-recorded while tests run), without its seal files."""
     rel_s = rel.relative_to(REPO).as_posix()
-    store = (EVIDENCE / stored.STORE).relative_to(REPO).as_posix()  # compact evidence: its shared objects too
+    evidence = next(p for p in rel.parents if p.name == "evidence")  # this bundle's tree (either host)
+    store = (evidence / stored.STORE).relative_to(REPO).as_posix()  # compact evidence: its shared objects too
     listed = subprocess.run(["git", "-C", str(REPO), "ls-tree", "--name-only", "HEAD", store], check=True,
                             capture_output=True, text=True).stdout.split()
     data = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", "HEAD", rel_s, *listed], check=True,

@@ -161,3 +161,25 @@ def test_released_skill_of_a_host_in_a_subfolder_is_read_by_repository_path(mini
 
     files = released_tree(sub, "v1", "alpha")
     assert "SKILL.md" in files and files["SKILL.md"] == (outer / "hosts/mini/.agents/skills/alpha/SKILL.md").read_bytes()
+
+
+def test_a_lone_judges_verdict_leaves_the_case_incomplete(cfg, tmp_path):
+    """Issue 28 item 4: a release is judged by a panel; an entry one judge wrote (judgments v1, or a
+    single `--model`) is not a pass, whatever it says."""
+    import json
+
+    from release_helpers import LONE_JUDGE
+
+    _record(cfg)
+    evidence = cfg.evals_dir / "evidence"
+    lone = [b for b in sorted(evidence.rglob("judgments.json")) if "/alpha/skill-agent/" in b.as_posix()]
+    assert lone
+    for path in lone:
+        path.write_text(json.dumps({"schema_version": 1, "judgments": [
+            dict(j, rubric_version=json.loads(path.read_text())["judgments"][0]["rubric_version"]) for j in LONE_JUDGE["judgments"]]}))
+    st = _stage(cfg, tmp_path)
+    cases = st.record["snapshot"]["cases"]
+    alpha = [c for c in cases.values() if c["skill"] == "alpha"]
+    assert alpha and all(c["state"] == "incomplete" for c in alpha)
+    assert any("judged by one judge, not a panel" in r for c in alpha for r in c["reasons"]), alpha[0]["reasons"]
+    assert all(c["state"] == "complete" for c in cases.values() if c["skill"] == "beta")

@@ -173,8 +173,9 @@ def run_entry(cfg: Config, cur: freshness.Current, catalog: Catalog, raw_root: P
             entry["failures"] = [str(f) for f in g.failures()]
             entry["not_judged"] = g.incomplete()
             judges = _judges(path, catalog)
-            entry["judges"] = sorted({m for _, m in judges})
-            scripted_judge = sorted({d for d, m in judges if m.startswith("scripted:")})
+            entry["judges"] = sorted({m for _, m, _p in judges})
+            scripted_judge = sorted({d for d, m, _p in judges if m.startswith("scripted:")})
+            lone_judge = sorted({d for d, m, panel in judges if not panel and not m.startswith("scripted:")})
             review = _needs_review(path, catalog)  # a judge panel left these to a person: never a pass
             if g.failures():
                 state, reasons = "fail", [f"failed checks {entry['failures']}"]
@@ -182,7 +183,9 @@ def run_entry(cfg: Config, cur: freshness.Current, catalog: Catalog, raw_root: P
             else:
                 reasons = untrusted + [f"dimension {d} needs human review: {why}" for d, why in review] + (
                     [f"dimension(s) {g.incomplete()} not judged (missing grade)"] if g.incomplete() else []) + (
-                    [f"dimension(s) {scripted_judge} judged by a scripted judge"] if scripted_judge else [])
+                    [f"dimension(s) {scripted_judge} judged by a scripted judge"] if scripted_judge else []) + (
+                    [f"dimension(s) {lone_judge} judged by one judge, not a panel (a release needs >= 2 judge models: "
+                     "`skill-eval judge --model A --model B`, or [judge] models)"] if lone_judge else [])
                 state = "incomplete" if reasons else "pass"
                 entry["lift_vote"] = True if state == "pass" else None
     entry.setdefault("failures", [])
@@ -203,18 +206,19 @@ def _untrusted(cfg: Config, cur: freshness.Current, meta: dict[str, Any], sealed
         if meta.get("isolation", "none") != "bwrap" else [])
 
 
-def _judges(bundle: Path, catalog: Catalog) -> list[tuple[int, str]]:
-    """(dimension, judge model) of the current-rubric judgments replayed for this run (the latest per dimension)."""
+def _judges(bundle: Path, catalog: Catalog) -> list[tuple[int, str, bool]]:
+    """(dimension, judge model, judged by a panel) of the current-rubric judgments replayed for this run
+    (the latest per dimension)."""
     path = bundle / JUDGMENTS
     if not path.is_file() or catalog.rubric is None:
         return []
     try:
         entries = strict.load_json(path)["judgments"]
-        latest = {e["dimension"]: str(e.get("judge_model", "")) for e in entries
-                  if isinstance(e, dict) and e.get("rubric_version") == catalog.rubric.version}
+        latest = {e["dimension"]: (str(e.get("judge_model", "")), isinstance(e.get("panel"), list) and len(e["panel"]) >= 2)
+                  for e in entries if isinstance(e, dict) and e.get("rubric_version") == catalog.rubric.version}
     except (SkillEvalError, KeyError, TypeError):
         return []  # the grader already fails an unreadable judgments.json
-    return sorted(latest.items())
+    return sorted((d, m, panel) for d, (m, panel) in latest.items())
 
 
 def _needs_review(bundle: Path, catalog: Catalog) -> list[tuple[int, str]]:
