@@ -188,3 +188,18 @@ def test_claim_task_checks_the_claim_file_against_the_truth(mini_repo, tmp_path,
     (app2 / harbor.CLAIM_FILE).write_text(json.dumps(
         {"verdict": None, "confident": False, "uncertainty": {"kind": "not_comparable", "unresolved": ["x"]}, "evidence": []}))
     assert verify(unsure, app2, tmp_path / "l4")[0]["reward"] == 1
+
+
+def test_the_shipped_verifier_matches_paths_as_the_oracle_grader_does():
+    """The verifier is stdlib-only (it runs inside the task container), so it carries its own copy of
+    grading/oracles.py's glob rule: the two must agree on every pattern and path."""
+    import itertools
+
+    from skill_eval.grading import oracles
+    from skill_eval.interop import harbor_verifier
+
+    patterns = ["changes/*.md", "changes/**", "**/*.md", "a?c", "**", "*", "docs/**/x.txt", "[x].md", "a.b", "changes/*"]
+    paths = ["changes/1.md", "changes/a/b.md", "a/b/c.md", "abc", "a/c", "x.md", "docs/x.txt", "docs/a/b/x.txt",
+             "[x].md", "axb", "a.b", "changes/", "CHANGES/1.md"]
+    for pattern, path in itertools.product(patterns, paths):
+        assert harbor_verifier.glob_match(path, pattern) == oracles._glob_match(path, pattern), (pattern, path)
