@@ -82,3 +82,33 @@ def test_a_compacted_raw_stream_is_scanned_as_the_bytes_it_holds(tmp_path, monke
     (b / "raw" / "stream.jsonl.gz").write_bytes(stored.gzip_bytes(b'{"cwd": "/home/maint/x"}\n'))
     assert _run() == 1 and "the recording user's home" in capsys.readouterr().out
     assert local_paths.home_hits(tmp_path / "evals/evidence", tmp_path, "/home/maint") != []
+
+
+def test_a_capture_moved_into_the_content_store_is_still_scanned(tmp_path, monkeypatch, capsys):
+    """captured/N.err is scanned; compaction moves it into <evidence>/.objects: the scan follows it there."""
+    from skill_eval.core import stored
+
+    _cfg(monkeypatch, tmp_path)
+    b = _bundle(tmp_path, "evidence", {"final.md": "ok", "captured/1.err": "error in /tmp/sandbox-abcd1234/work/x\n",
+                                        "captured/1.out.d/0/r.json": "/tmp/sandbox-abcd1234/work (a snapshot)"})
+    assert _run() == 1
+    capsys.readouterr()
+    store = tmp_path / "evals" / "evidence" / stored.STORE
+    store.mkdir()
+    stored.compact(b, str(store))
+    assert not (b / "captured").exists()
+    assert _run() == 1
+    out = capsys.readouterr().out
+    assert f"{BUNDLE}/captured/1.err: /sandbox-abcd1234" in out and "r.json" not in out
+    (b / "final.md").write_text("ok")
+    sha = stored.index_of(b)["captured/1.err"]
+    stored._verified.clear(), stored._bytes.clear()
+    (store / sha[:2] / f"{sha}.gz").write_bytes(stored.gzip_bytes(b"see /home/maint/x\n"))  # forged: refused, not read
+    assert _run() == 1 and "cannot be scanned" in capsys.readouterr().out
+
+
+def test_a_non_raw_gz_file_is_scanned_as_it_is(tmp_path, monkeypatch, capsys):
+    _cfg(monkeypatch, tmp_path)
+    _bundle(tmp_path, "evidence", {"notes.gz": "not gzip at all, /tmp/sandbox-ab12cd34/work"})
+    assert _run() == 1
+    assert "notes.gz: /sandbox-ab12cd34" in capsys.readouterr().out

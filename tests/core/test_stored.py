@@ -176,3 +176,30 @@ def test_a_symlink_in_a_bundle_is_refused_by_compaction(tree):
     os.mkdir(evidence / stored.STORE)
     with pytest.raises(InputError, match="raw/link is not a regular file"):
         stored.compact(bundles[0], os.fspath(evidence / stored.STORE))
+
+
+def test_compaction_repairs_a_bad_object_in_its_place_instead_of_trusting_it(tree):
+    """An object already at the target path is used only if it still holds the bytes (a corrupt one is
+    replaced), so compaction never deletes the only good copy in favour of a bad object."""
+    evidence, bundles, signers = tree
+    store = evidence / stored.STORE
+    store.mkdir()
+    bad = _object(evidence, REPORT)
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(gzip.compress(b"garbage", mtime=0))
+    stored._verified.clear()
+    stored._bytes.clear()
+    stored.compact(bundles[0], os.fspath(store))
+    assert gzip.decompress(bad.read_bytes()) == REPORT
+    assert verdict(bundles[0], evidence, signers).state == "signed"
+    stored._store_of.clear()
+    assert bundle_mod.load(bundles[0]).read_bytes("captured/1.out.d/0/report.json") == REPORT
+
+
+def test_an_index_version_that_is_a_boolean_is_refused(compacted):
+    evidence, bundles, signers = compacted
+    index = json.loads((bundles[0] / stored.INDEX).read_text())
+    (bundles[0] / stored.INDEX).write_text(json.dumps({"schema_version": True, "files": index["files"]}))
+    stored._indexes.clear()
+    v = verdict(bundles[0], evidence, signers)
+    assert v.state == "invalid" and "schema_version" in v.reason

@@ -217,10 +217,9 @@ def _copy_objects(into: Path, inputs: list[_Input], cfg_max: int) -> None:
                 continue
             target = into / stored.STORE
             target.mkdir(parents=True, exist_ok=True)
-            for rel, sha in sorted(index.items()):
-                if not os.path.lexists(stored.object_path(os.fspath(target), sha)):
-                    data = stored.read_object(stored.store_of(i.dir / bundle), sha, cfg_max, rel)
-                    stored.put_object(os.fspath(target), data)
+            for rel, sha in sorted(index.items()):  # from the shard's own store, verified; the target's checked
+                data = stored.read_object(os.fspath(i.dir / stored.STORE), sha, cfg_max, rel)
+                stored.put_object(os.fspath(target), data)
 
 
 def _copy(cfg: Config, into: Path, report: Report, inputs: list[_Input]) -> None:

@@ -5,7 +5,8 @@ mangled `-tmp-sandbox-…-work`) or the recording user's home directory left in 
 file leaks the recording machine's layout and makes two recordings of one behaviour differ.
 The runner replaces them at recording time (runner.normalize); this step proves none survived
 — a bundle recorded before that existed, or by a runner that regressed, fails here. The
-subject's own outputs (captured/, facts/) are digested evidence and are not scanned.
+subject's own report snapshots (captured/*.out.d/) and facts/ are digested evidence and are not scanned; its
+stdout/stderr (captured/N.out, N.err) are, also when compaction moved them into the content store.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from skill_eval.content import config
 from skill_eval.core import stored, strict
+from skill_eval.core.errors import InputError, message_of
 from skill_eval.core.output import emit
 from skill_eval.harness.runner.normalize import LEFTOVER, NOT_SCANNED, NOT_SCANNED_SUFFIX
 from skill_eval.reporting.scorecard.runs import bundle_dirs
@@ -43,9 +45,13 @@ def home_hits(tree: Path, root: Path, home: str) -> list[str]:
         for path in sorted(p for p in bundle.rglob("*") if p.is_file() and not p.is_symlink()):
             rel = path.relative_to(bundle)
             data = path.read_bytes()
-            data = stored.gunzip(data, strict.MAX_FILE_BYTES, str(path)) if path.name.endswith(stored.GZ) else data
+            data = (stored.gunzip(data, strict.MAX_FILE_BYTES, str(path))
+                    if path.name.endswith(stored.GZ) and rel.parts[0] == "raw" else data)
             if rel.parts[0] not in NOT_SCANNED and needle.search(data):
                 out.append(f"{bundle.relative_to(root).as_posix()}/{rel.as_posix()}: {home} (the recording user's home; re-record)")
+        for rel_s, _found, home_hit, _error in _stored_hits(os.fspath(bundle), needle):
+            if home_hit:
+                out.append(f"{bundle.relative_to(root).as_posix()}/{rel_s}: {home} (the recording user's home; re-record)")
     return out
 
 
@@ -70,6 +76,30 @@ def run(args: argparse.Namespace) -> int:
 
 def _order(path: str) -> str:
     return path.replace("/", "\0")  # sorts path strings as their Paths' parts would
+
+
+def _stored_hits(bundle: str, needle: re.Pattern[bytes] | None) -> list[tuple[str, bytes | None, bool, str | None]]:
+    """(rel, sandbox path found, home found, why it could not be read) for the scanned files of a compacted
+    bundle that live in the evidence tree's content store (core.stored), read through their verified digests."""
+    if not os.path.isfile(f"{bundle}/{stored.INDEX}"):
+        return []
+    try:
+        index = stored.index_of(bundle)
+    except InputError as exc:
+        return [(stored.INDEX, None, False, message_of(exc))]
+    out: list[tuple[str, bytes | None, bool, str | None]] = []
+    for rel in sorted(index):
+        parts = rel.split("/")
+        if parts[0] in NOT_SCANNED or any(part.endswith(NOT_SCANNED_SUFFIX) for part in parts):
+            continue
+        try:
+            data = stored.read(bundle, rel, strict.MAX_FILE_BYTES) or b""
+        except InputError as exc:
+            out.append((rel, None, False, message_of(exc)))
+            continue
+        match = LEFTOVER.search(data)
+        out.append((rel, match.group() if match else None, bool(needle is not None and needle.search(data)), None))
+    return out
 
 
 def _scan(tree: Path, root: Path, home: str, layout: list[Path]) -> tuple[list[str], list[str]]:
@@ -97,7 +127,7 @@ def _scan(tree: Path, root: Path, home: str, layout: list[Path]) -> tuple[list[s
         if path not in seen:
             with open(path, "rb") as fh:
                 data = fh.read()
-            if path.endswith(stored.GZ):  # a compacted raw stream: scanned as the bytes it holds
+            if path.endswith(stored.GZ) and "/raw/" in path:  # a compacted raw stream: scanned as the bytes it holds
                 data = stored.gunzip(data, strict.MAX_FILE_BYTES, path)
             match = LEFTOVER.search(data)
             seen[path] = (match.group() if match else None, bool(needle is not None and needle.search(data)))
@@ -112,6 +142,7 @@ def _scan(tree: Path, root: Path, home: str, layout: list[Path]) -> tuple[list[s
     homes: list[str] = []
     rel_root = os.fspath(root)
     bundles = sorted({os.path.dirname(m) for m in metas}, key=_order)
+    in_layout = {os.fspath(b) for b in layout}
     for bundle in bundles:
         shown = Path(bundle).relative_to(rel_root).as_posix()
         for path, rel in under(bundle):
@@ -122,6 +153,14 @@ def _scan(tree: Path, root: Path, home: str, layout: list[Path]) -> tuple[list[s
             if found is not None:
                 leftovers.append(f"{shown}/{rel}: {found.decode(errors='replace')} "
                                  "(machine-local sandbox path; re-record the bundle)")
+        for rel, found, home_hit, error in _stored_hits(bundle, needle):  # compact evidence: captured files in the store
+            if error is not None:
+                leftovers.append(f"{shown}/{rel}: cannot be scanned: {error}")
+            if found is not None:
+                leftovers.append(f"{shown}/{rel}: {found.decode(errors='replace')} "
+                                 "(machine-local sandbox path; re-record the bundle)")
+            if home_hit and bundle in in_layout:
+                homes.append(f"{shown}/{rel}: {home} (the recording user's home; re-record)")
     if needle is not None:
         for bundle_path in layout:
             bundle = os.fspath(bundle_path)

@@ -88,9 +88,10 @@ def gunzip(data: bytes, max_bytes: int, where: str) -> bytes:
 
 def _read(path: str, max_bytes: int) -> bytes:
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise StoredError("is not a regular file", source=path)
     with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise StoredError("is not a regular file", source=path)
         data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise StoredError(f"is larger than {max_bytes} bytes", source=path)
@@ -146,8 +147,11 @@ def read_object(store: str | None, sha: str, max_bytes: int, rel: str) -> bytes:
     try:
         data = gunzip(_read(path, max_bytes), max_bytes, path)
     except FileNotFoundError:
-        raise StoredError(f"object {sha[:12]} is missing from {STORE}/", source=rel,
+        raise StoredError(f"object {sha[:12]} is missing from {store}", source=rel,
                           fix=f"copy the evidence tree's {STORE}/ with the bundles") from None
+    except OSError as exc:
+        raise StoredError(f"object {sha[:12]} in {store} cannot be read ({exc.strerror})", source=rel,
+                          fix="restore the evidence tree's .objects/ from git") from None
     if path not in _verified:
         if hashlib.sha256(data).hexdigest() != sha:
             raise StoredError(f"object {sha[:12]} in {STORE}/ does not hash to its name (altered)", source=rel,
@@ -181,7 +185,8 @@ def index_of(bundle: Path | str) -> dict[str, str]:
     finally:
         os.close(fd)
     value = strict.loads_json(strict.decode_utf8(data, path), path)
-    if not isinstance(value, dict) or set(value) != {"schema_version", "files"} or value["schema_version"] != INDEX_VERSION \
+    if not isinstance(value, dict) or set(value) != {"schema_version", "files"} or type(value["schema_version"]) is not int \
+            or value["schema_version"] != INDEX_VERSION \
             or not isinstance(value["files"], dict):
         raise StoredError('is not {"schema_version": 1, "files": {path: sha256}}', source=path,
                           fix="re-run `skill-eval evidence compact`")
@@ -302,9 +307,18 @@ def put_object(store: str, data: bytes) -> str:
     """Store `data` once by content; returns its sha256."""
     sha = hashlib.sha256(data).hexdigest()
     path = object_path(store, sha)
-    if not os.path.lexists(path):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        _atomic_write(path, gzip_bytes(data))
+    if os.path.lexists(path):  # already stored: trusted only if it still holds these bytes, else replaced
+        try:
+            if gunzip(_read(path, len(data)), len(data), path) == data:
+                return sha
+        except (OSError, InputError):
+            pass
+        if os.path.isdir(path) and not os.path.islink(path):
+            raise StoredError("is a directory where an object belongs", source=path, fix="remove it, then compact again")
+        _verified.pop(path, None)
+        _bytes.pop(path, None)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    _atomic_write(path, gzip_bytes(data))
     return sha
 
 
