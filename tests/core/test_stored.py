@@ -203,3 +203,28 @@ def test_an_index_version_that_is_a_boolean_is_refused(compacted):
     stored._indexes.clear()
     v = verdict(bundles[0], evidence, signers)
     assert v.state == "invalid" and "schema_version" in v.reason
+
+
+def test_a_temp_file_left_by_an_interrupted_compaction_is_removed_not_compacted(tree):
+    evidence, bundles, signers = tree
+    leftover = bundles[0] / "raw" / ".stream.jsonl.gz.tmp-123-abcd"  # fsio's temp name, half written
+    leftover.write_bytes(b"\x1f\x8b half a gzip" * 40)
+    assert "not in the seal" in (verdict(bundles[0], evidence, signers).reason or "")
+    (evidence / stored.STORE).mkdir()
+    stored.compact(bundles[0], os.fspath(evidence / stored.STORE))
+    assert not leftover.exists() and not leftover.with_name(leftover.name + ".gz").exists()
+    assert verdict(bundles[0], evidence, signers).state == "signed"
+
+
+@pytest.mark.parametrize("index, needle", [
+    ('{"schema_version": 2, "files": {}}', "objects_index"),
+    ('{"schema_version": 1, "files": {}, "extra": 1}', "objects_index"),
+    ('{"schema_version": 1}', "is not {"),
+    ('{"schema_version": 1, "files": {"captured/1.err": "ABC"}}', "not a shared path with a sha256"),
+])
+def test_objects_json_is_validated_against_its_schema(compacted, index, needle):
+    _evidence, bundles, _ = compacted
+    (bundles[0] / stored.INDEX).write_text(index)
+    stored._indexes.clear()
+    with pytest.raises(InputError, match=needle):
+        stored.index_of(bundles[0])

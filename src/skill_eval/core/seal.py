@@ -178,24 +178,8 @@ class Verdict:
 
 
 def _files(root: Path) -> dict[str, str] | str:
-    """Every regular file of the bundle (relative path -> absolute path), or why the tree cannot be sealed.
-    One scandir per directory, its entry types read from the listing (no stat per file)."""
-    out: dict[str, str] = {}
-    stack = [(os.fspath(root), "")]
-    while stack:
-        here, prefix = stack.pop()
-        with os.scandir(here) as it:
-            for e in it:
-                rel = prefix + e.name
-                if e.is_symlink():
-                    return f"{rel} is not a regular file (a symbolic link)"
-                if e.is_dir(follow_symlinks=False):
-                    stack.append((e.path, rel + "/"))
-                elif e.is_file(follow_symlinks=False):
-                    out[rel] = e.path
-                else:
-                    return f"{rel} is not a regular file"
-    return out
+    """Every regular file of the bundle (relative path -> absolute path), or why it cannot be sealed."""
+    return stored.files_of(root)
 
 
 def _sha256(path: str) -> str:

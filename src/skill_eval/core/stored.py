@@ -32,15 +32,13 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import stat
 import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from skill_eval.core import strict
+from skill_eval.core import fsio, schemas, strict
 from skill_eval.core.errors import InputError
 
 INDEX = "objects.json"
@@ -185,16 +183,15 @@ def index_of(bundle: Path | str) -> dict[str, str]:
     finally:
         os.close(fd)
     value = strict.loads_json(strict.decode_utf8(data, path), path)
-    if not isinstance(value, dict) or set(value) != {"schema_version", "files"} or type(value["schema_version"]) is not int \
-            or value["schema_version"] != INDEX_VERSION \
-            or not isinstance(value["files"], dict):
-        raise StoredError('is not {"schema_version": 1, "files": {path: sha256}}', source=path,
+    if not isinstance(value, dict) or type(value.get("schema_version")) is not int or not isinstance(value.get("files"), dict):
+        raise StoredError('is not {"schema_version": 1, "files": {path: sha256}}', source=path,  # (true is not 1)
                           fix="re-run `skill-eval evidence compact`")
     files: dict[str, str] = value["files"]
-    for rel, sha in files.items():
+    for rel, sha in files.items():  # worded per path; then the schema (schemas/objects_index.schema.json) whole
         if not _plain(rel) or not rel.startswith(SHARED) or not (isinstance(sha, str) and _SHA.fullmatch(sha)):
             raise StoredError(f"lists {rel!r}: not a shared path with a sha256", source=path, field=f"files.{rel}",
                               fix="re-run `skill-eval evidence compact`")
+    schemas.validate(value, "objects_index", path)
     if len(_indexes) > 4096:
         _indexes.clear()
     _indexes[path] = (key, files)
@@ -273,34 +270,44 @@ def gzip_bytes(data: bytes) -> bytes:
 
 
 def _atomic_write(path: str, data: bytes) -> None:
-    tmp = f"{os.path.dirname(path)}/.tmp-{os.path.basename(path)}.{os.getpid()}.{secrets.token_hex(4)}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """The project's one atomic writer (temp + fsync + rename, never through a link at the target)."""
+    fsio.write_output(path, data)
 
 
-def _walk(bundle: str) -> Iterator[tuple[str, str]]:
-    """(rel, full) of every regular file below `bundle`; a symlink or special file is refused."""
-    stack = [(bundle, "")]
+def _is_temp(rel: str) -> bool:
+    """fsio's temp file name (`.<name>.tmp-<pid>-<token>`), left by a write a crash interrupted."""
+    name = rel.rsplit("/", 1)[-1]
+    return name.startswith(".") and ".tmp-" in name
+
+
+def files_of(root: Path | str) -> dict[str, str] | str:
+    """Every regular file below a bundle (relative path -> absolute path), or why the tree cannot be read
+    as a bundle (a symlink or special file). One scandir per directory, entry types from the listing (no
+    stat per file): the seal's walk (core.seal) and compaction's."""
+    out: dict[str, str] = {}
+    stack = [(os.fspath(root), "")]
     while stack:
         here, prefix = stack.pop()
         with os.scandir(here) as it:
-            for e in sorted(it, key=lambda x: x.name):
+            for e in it:
                 rel = prefix + e.name
-                if e.is_symlink() or not (e.is_dir(follow_symlinks=False) or e.is_file(follow_symlinks=False)):
-                    raise StoredError(f"{rel} is not a regular file or directory", source=bundle)
+                if e.is_symlink():
+                    return f"{rel} is not a regular file (a symbolic link)"
                 if e.is_dir(follow_symlinks=False):
                     stack.append((e.path, rel + "/"))
+                elif e.is_file(follow_symlinks=False):
+                    out[rel] = e.path
                 else:
-                    yield rel, e.path
+                    return f"{rel} is not a regular file"
+    return out
+
+
+def _walk(bundle: str) -> dict[str, str]:
+    """files_of, raising: compaction refuses a bundle holding a link or a special file."""
+    files = files_of(bundle)
+    if isinstance(files, str):
+        raise StoredError(files, source=bundle)
+    return dict(sorted(files.items()))
 
 
 def put_object(store: str, data: bytes) -> str:
@@ -335,12 +342,15 @@ def compact(bundle: Path | str, store: str, max_bytes: int = strict.MAX_FILE_BYT
     """Convert a bundle in place: raw streams gzip, shared artifacts into `store`. Idempotent."""
     base = os.fspath(bundle)
     saved = Saved()
-    files = dict(_walk(base))
+    files = _walk(base)
     index = dict(index_of(base)) if INDEX in files else {}
     saved.before = sum(os.lstat(f).st_size for f in files.values())
     to_remove: list[str] = []
     for rel, full in sorted(files.items()):
-        if rel == INDEX or rel.startswith(".tmp-"):
+        if rel == INDEX:
+            continue
+        if _is_temp(rel):  # an interrupted write of ours (fsio's temp name): never evidence, gone
+            os.unlink(full)
             continue
         if rel.startswith(SHARED):
             data = _read(full, max_bytes)
@@ -366,14 +376,14 @@ def compact(bundle: Path | str, store: str, max_bytes: int = strict.MAX_FILE_BYT
     for full in to_remove:  # only once every stored form is written and renamed into place
         os.unlink(full)
     _prune_dirs(base)
-    saved.after = sum(os.lstat(f).st_size for _, f in _walk(base))
+    saved.after = sum(os.lstat(f).st_size for f in _walk(base).values())
     return saved
 
 
 def expand(bundle: Path | str, max_bytes: int = strict.MAX_FILE_BYTES) -> None:
     """The inverse of `compact`: every logical file plain again (to hand a bundle to a tool that reads files)."""
     base = os.fspath(bundle)
-    files = dict(_walk(base))
+    files = _walk(base)
     index = index_of(base) if INDEX in files else {}
     store = store_of(base) if index else None
     for rel, sha in sorted(index.items()):
@@ -403,7 +413,7 @@ def materialize(src: Path | str, dest: Path | str, max_bytes: int = strict.MAX_F
     """Copy a bundle with every logical file plain (a bundle copied out of its evidence tree leaves the
     content store behind). `dest` must not exist; the seal, if any, still verifies at a path it names."""
     base, out = os.fspath(src), os.fspath(dest)
-    sources = logical(dict(_walk(base)), base)
+    sources = logical(_walk(base), base)
     if isinstance(sources, str):
         raise StoredError(sources, source=base)
     os.makedirs(out)

@@ -240,8 +240,8 @@ def grade_bundle(path: Path, catalog: Catalog, *, loaded: bundle_mod.Bundle | No
     checks: dict[str, Check] = {}
     if kind == "trigger":
         checks["activation"] = Check("activation", "pass", trigger.activation(run))
-    elif kind == "behavioral" and imported.origin_of(b.meta) is not None:  # e.g. a Harbor trial: its verifier's verdict
-        checks.update(imported.grade(b, str(imported.origin_of(b.meta)), Check))
+    elif kind == "behavioral" and (origin := imported.origin_of(b.meta)) is not None:  # a Harbor trial: its verifier's verdict
+        checks.update(imported.grade(b, origin, Check))
     elif kind == "behavioral":
         verdict = ctx.scenario is None or ctx.scenario.verdict
         for dim in (1, 2, 3, 6):
