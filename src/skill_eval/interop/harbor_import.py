@@ -31,7 +31,7 @@ from typing import Any
 from skill_eval.content.claim import from_value
 from skill_eval.content.config import SubjectProfile
 from skill_eval.content.evals import Scenario
-from skill_eval.core import strict
+from skill_eval.core import schemas, strict
 from skill_eval.core.errors import InputError, SkillEvalError, message_of
 
 TASK_PREFIX = "skill-eval/"
@@ -227,10 +227,12 @@ def verdict_of(t: Trial, sc: Scenario) -> dict[str, Any]:
     else:
         dims["claim"] = f"{outcome} (the claim file checked against the truth; reward {t.reward!r})"
         dims.update(DIMENSIONS_NOT_GRADED)
-    return {"schema_version": 1, "origin": ORIGIN, "signed": False, "scenario": sc.id, "trial": t.trial_name,
-            "reward": t.reward, "rewards": t.rewards, "reward_valid": t.reward_valid, "checks": checks,
-            "dimensions": dims, "verifier_error": (t.oracle or {}).get("error"),
-            "note": "imported: not signed runner evidence; no recorded calls, events or runner receipts (facts.json)"}
+    verdict = {"schema_version": 1, "origin": ORIGIN, "signed": False, "scenario": sc.id, "trial": t.trial_name,
+               "reward": t.reward, "rewards": t.rewards, "reward_valid": t.reward_valid, "checks": checks,
+               "dimensions": dims, "verifier_error": (t.oracle or {}).get("error"),
+               "note": "imported: not signed runner evidence; no recorded calls, events or runner receipts (facts.json)"}
+    schemas.validate(verdict, "import_verdict", t.path)  # what the imported grader reads back, checked here too
+    return verdict
 
 
 def bundle_files(t: Trial, sc: Scenario, subject: SubjectProfile | None, job_dir: Path, run_id: str, k: int,

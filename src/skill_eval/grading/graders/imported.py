@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from skill_eval.core import strict
+from skill_eval.core import schemas, strict
 from skill_eval.core.errors import SkillEvalError, message_of
 
 if TYPE_CHECKING:
@@ -38,9 +38,12 @@ def grade(b: bundle_mod.Bundle, origin: str, make: type[Check]) -> dict[str, Che
     """The checks of an imported bundle, from its verdict file."""
     name = VERDICT_FILE[origin]
     try:
-        verdict = strict.loads_json(strict.decode_utf8(b.read_bytes(name), name), name)
-        if not isinstance(verdict, dict) or verdict.get("origin") != origin or not isinstance(verdict.get("dimensions"), dict):
-            raise SkillEvalError(f"{name}: not an import verdict of origin {origin!r}")
+        verdict = schemas.validate(strict.loads_json(strict.decode_utf8(b.read_bytes(name), name), name), "import_verdict", name)
+        if verdict["origin"] != origin:
+            raise SkillEvalError(f"{name}: a verdict of origin {verdict['origin']!r} in a bundle imported from {origin!r}")
+        if verdict["scenario"] != (b.meta or {}).get("scenario"):
+            raise SkillEvalError(f"{name}: grades scenario {verdict['scenario']!r}, not the bundle's "
+                                 f"{(b.meta or {}).get('scenario')!r}")
     except SkillEvalError as exc:
         return {"oracle": make("oracle", "fail", [f"imported from {origin}: {message_of(exc)}"])}
     checks: dict[str, Check] = {}
