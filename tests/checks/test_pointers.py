@@ -42,6 +42,10 @@ def test_pointers(text, path):
     ("Run `python scripts/build.py` in your project.", "scripts/build.py"),
     ("`scripts/helper.py`", "scripts/helper.py"),  # alone, with no instruction before it
     ("The layout:\n`scripts/helper.py`", "scripts/helper.py"),  # after a ':' line that instructs nothing
+    # found adopting getsentry/skills and UiPath/skills: "e.g.," ends in a dot; a bare word pair read by a verb
+    ("- **Custom scripts** - Never include project scripts with side effects (e.g., `./scripts/deploy.sh`)",
+     "scripts/deploy.sh"),
+    ("Reading or writing files, starting processes, fetching assets/queue items, or AI chat", "assets/queue"),
 ])
 def test_examples_are_not_pointers(text, path):
     assert _classify(text, path) is False

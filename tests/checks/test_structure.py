@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from skill_eval.checks import structure, surface
@@ -28,7 +30,7 @@ def test_clean_repo_passes(mini_repo, capsys):
         ("name: alpha", "name: gamma", "must equal its folder name 'alpha'"),
         ("name: alpha", "name: " + "a" * 65, "the limit is 64"),
         ("description: Compare", "description: ''\nx_y: Compare", "'description' is missing or empty"),
-        ("description: Compare", "version: 1\ndescription: Compare", "unknown frontmatter field 'version'"),
+        ("description: Compare", "owner: me\ndescription: Compare", "unknown frontmatter field 'owner'"),
         ("description: Compare", "compatibility: ''\ndescription: Compare", "compatibility must be a string of 1-500"),
         ("description: Compare", "metadata: {a: 1}\ndescription: Compare", "metadata must map strings to strings"),
     ],
@@ -72,11 +74,11 @@ def test_link_escaping_the_skill(mini_repo, capsys):
     p.write_text(p.read_text() + "\nSee [readme](../../README.md).\n")
     regen(mini_repo)
     rc, out = run_check(mini_repo, capsys)  # resolves in the repository: a portability warning for a plugin
-    assert rc == 0 and "warning: skills-src/beta/SKILL.md: link '../../README.md' leaves the skill folder" in out
+    assert rc == 0 and re.search(r"warning: skills-src/beta/SKILL\.md:\d+: link '\.\./\.\./README\.md' leaves the skill folder", out)
     cfg = mini_repo / "skill-eval.toml"
     cfg.write_text(cfg.read_text().replace("[evals]", '[checks]\npublish = "standalone"\n\n[evals]', 1))
     rc, out = run_check(mini_repo, capsys)  # published alone: the same link is an error
-    assert rc == 1 and "error: skills-src/beta/SKILL.md: link '../../README.md' leaves the skill folder" in out
+    assert rc == 1 and re.search(r"error: skills-src/beta/SKILL\.md:\d+: link '\.\./\.\./README\.md' leaves the skill folder", out)
     p.write_text(p.read_text() + "\nSee [gone](../../NOPE.md).\n")
     regen(mini_repo)
     rc, out = run_check(mini_repo, capsys)  # resolves nowhere: a broken link whatever the publishing
@@ -161,3 +163,103 @@ def test_surface_drift():
     assert "compare: options removed from the installed tool: --old" in problems
     assert "compare: options added in the installed tool: --new" in problems
     assert any("'dump' exists in the installed tool but not in the reference" in p for p in problems)
+
+
+def _findings(root):
+    findings, _ = structure.check_all(config.load(root), None)
+    return findings
+
+
+def test_link_findings_adopting_real_repositories_taught(mini_repo):
+    """Patterns from public skills repositories (getsentry, UiPath, editframe, K-Dense) that were false
+    errors: each is now quiet or a warning, and the true findings beside them stay errors on their line."""
+    skill = mini_repo / "skills-src/alpha"
+    (skill / "references/other.md").write_text("Other.\n")
+    (skill / "references/details.md").write_text(
+        "Details.\n\n"
+        "See [other](references/other.md), written from the skill root as the spec asks.\n"  # quiet
+        "A note.[^1] Run [the solution skill](/uipath:uipath-solution).\n\n"  # a slash command: quiet
+        "[^1]: The package keeps its templates.\n"  # a footnote, not a link definition: quiet
+        "Open [the editor](/docs/editor) for trims.\n"  # site-absolute: dead for an agent
+        "Then [again](references/gone.md)\n\nand [again](references/gone.md).\n")  # one finding, first line
+    (skill / "SPEC.md").write_text("Maintainers run `python skills-src/alpha/scripts/check.py` and see [x](nope.md).\n")
+    (skill / "scripts").mkdir()
+    (skill / "scripts/check.py").write_text("print(1)\n")
+    p = skill / "SKILL.md"
+    p.write_text(p.read_text().replace("description:", "version: 1.0.0\ndescription:", 1)
+                 + "\nRead references/details.md#usage before starting.\n")  # an anchor on an existing file: quiet
+    regen(mini_repo)
+    got = {(f.rule, f.where.rsplit("/", 1)[-1], f.subject): f for f in _findings(mini_repo)}
+    assert ("link-broken", "details.md", "/uipath:uipath-solution") not in got
+    assert not [k for k in got if k[2] in ("references/other.md", "The", "references/details.md#usage", "references/details.md")]
+    absolute = got[("link-broken", "details.md", "/docs/editor")]
+    assert absolute.level == "error" and "absolute link" in absolute.message and absolute.line == 7
+    gone = [f for f in _findings(mini_repo) if f.subject == "references/gone.md"]
+    assert len(gone) == 1 and gone[0].level == "error" and gone[0].line == 8
+    # a maintainer document beside SKILL.md: what it names is a warning, and says why
+    spec_rooted = got[("path-root-relative", "SPEC.md", "skills-src/alpha/scripts/check.py")]
+    spec_link = got[("link-broken", "SPEC.md", "nope.md")]
+    assert spec_rooted.level == spec_link.level == "warning" and "maintainer document" in spec_link.message
+    # `version` is a client extension (warning), not an unknown-field error
+    assert got[("client-key", "SKILL.md", "version")].level == "warning"
+    assert not [f for f in got.values() if f.level == "error" and f.subject != "/docs/editor"
+                and f.subject != "references/gone.md"], [str(f) for f in got.values()]
+
+
+def test_root_relative_path_in_an_instruction_is_an_error_and_says_so(mini_repo):
+    p = mini_repo / "skills-src/beta/SKILL.md"
+    (mini_repo / "skills-src/beta/scripts").mkdir()
+    (mini_repo / "skills-src/beta/scripts/run.py").write_text("print(1)\n")
+    p.write_text(p.read_text() + "\n```bash\npython skills-src/beta/scripts/run.py\n```\n\nThe folder skills-src/beta holds it.\n")
+    regen(mini_repo)
+    rooted = {f.subject: f for f in _findings(mini_repo) if f.rule == "path-root-relative"}
+    cmd = rooted["skills-src/beta/scripts/run.py"]
+    assert cmd.level == "error" and "an instruction names" in cmd.message and "'scripts/run.py'" in cmd.message
+    own = rooted["skills-src/beta"]
+    assert own.level == "warning" and "the skill's own folder" in own.message and "copy the file" not in own.message
+
+
+def test_a_skills_own_references_shared_folder_is_its_own(mini_repo):
+    """`where` names the skill's own references/shared/ file, not the host's shared-fragments folder."""
+    skill = mini_repo / "skills-src/beta"
+    (skill / "references/shared").mkdir(parents=True)
+    (skill / "references/shared/cli.md").write_text("See [gone](gone.md).\n")
+    regen(mini_repo)
+    broken = [f for f in _findings(mini_repo) if f.subject == "gone.md"]
+    assert [f.where for f in broken] == ["skills-src/beta/references/shared/cli.md"]
+
+
+def test_placeholders_templates_and_a_named_sibling_skills_file_are_not_errors(mini_repo):
+    """More patterns from public repositories (getsentry, K-Dense, UiPath, editframe): an ellipsis or a
+    placeholder name, a link inside a template the agent copies into its output, and a path of another
+    skill named beside it. A real missing file next to them stays an error."""
+    (mini_repo / "skills-src/beta/references").mkdir()
+    (mini_repo / "skills-src/beta/references/files.md").write_text("Files.\n")
+    skill = mini_repo / "skills-src/alpha"
+    (skill / "templates").mkdir()
+    (skill / "templates/report.md").write_text("See [the ADR](../adr/0001.md) in your project.\n")
+    (skill / "assets").mkdir()
+    (skill / "assets/soap_note_template.md").write_text("[ECG]: [Results]\n")
+    p = skill / "SKILL.md"
+    p.write_text(p.read_text() + "\n2. Use `references/...` and `assets/...` paths by default.\n"
+                 "All scripts have help: `python scripts/script_name.py --help`.\n"
+                 "Read the retention rules in the `beta` skill's `references/files.md`.\n"
+                 "Read `references/missing.md` first.\n")
+    regen(mini_repo)
+    findings = _findings(mini_repo)
+    errors = [(f.rule, f.subject) for f in findings if f.level == "error"]
+    assert errors == [("path-missing", "references/missing.md")], [str(f) for f in findings]
+    sibling = [f for f in findings if f.subject == "references/files.md"]
+    assert [f.level for f in sibling] == ["warning"] and "a file of the skill 'beta'" in sibling[0].message
+    template = [f for f in findings if f.subject == "../adr/0001.md"]
+    assert [f.level for f in template] == ["warning"] and "in a template" in template[0].message
+
+
+def test_a_link_into_a_renamed_folder_suggests_the_file(mini_repo):
+    skill = mini_repo / "skills-src/alpha"
+    (skill / "references/diagrams").mkdir()
+    (skill / "references/diagrams/flow.md").write_text("Flow.\n")
+    (skill / "references/guide.md").write_text("See [flow](mermaid_diagrams/flow.md).\n")
+    regen(mini_repo)
+    broken = [f for f in _findings(mini_repo) if f.subject == "mermaid_diagrams/flow.md"]
+    assert len(broken) == 1 and broken[0].message.endswith("did you mean 'diagrams/flow.md'?")

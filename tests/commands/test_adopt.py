@@ -216,9 +216,9 @@ def test_init_with_a_broken_skill_still_adopts_and_pr_names_it(tmp_path, capsys)
     repo = public_skills_repo(tmp_path / "r")
     p = repo / "skills/changelog/SKILL.md"
     p.write_text(p.read_text().replace("name: changelog", "name: changelog\nname: changelog"))
-    assert main(["init", str(repo)]) == 0
+    assert main(["init", str(repo)]) == 1  # adopted, but not ok: the pack waits for the fix
     out = capsys.readouterr().out
-    assert "pack not written" in out and "duplicate key 'name'" in out
+    assert "init: FAIL" in out and "was not: " in out and "duplicate key 'name'" in out and "init: ok" not in out
     assert main(["pr", "--root", str(repo), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     l0 = report["steps"][0]["detail"]

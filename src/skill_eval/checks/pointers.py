@@ -23,7 +23,8 @@ _VERB = re.compile(
     r"\b(?:see|read|reads|reading|load|loads|open|run|runs|running|execute|executes|consult|refer\s+to|follow|"
     r"invoke|call|launch|view|use|using|check|details?\s+in|documented\s+in|described\s+in|defined\s+in|"
     r"found\s+in|listed\s+in|guide\s+in|instructions\s+in)\b", re.I)
-_EXAMPLE = re.compile(r"\b(?:e\.g\.|for\s+example|examples?|for\s+instance|such\s+as|like|i\.e\.|good|bad)\b", re.I)
+# "e.g." / "i.e." end in a dot, so no \b after them ("(e.g., `x`)" is an example too)
+_EXAMPLE = re.compile(r"(?<![\w.])(?:e\.g\.|i\.e\.)|\b(?:for\s+example|examples?|for\s+instance|such\s+as|like|good|bad)\b", re.I)
 _USERS = re.compile(r"\b(?:your\s+(?:project|repo|repository|codebase|workspace|app)|the\s+user'?s)\b", re.I)
 _EXAMPLE_FENCES = frozenset({"markdown", "md", "mdx", "text", "txt", "plain", "tree", "yaml", "yml", "json", "toml"})
 _FENCE_OPEN = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})\s*([^\s`]*)")
@@ -110,9 +111,11 @@ def is_pointer(lines: list[LineInfo], index: int, col: int, path: str) -> bool:
             return False
         return _invoked(info.text, path, shell=info.fence in _SHELL_FENCES)
     code = _inline_code(info.text, col)
-    if code is not None and _invoked(code, path):
-        return not _USERS.search(info.text)
     before = _sentence_before(info.text, col)
+    if code is not None and _invoked(code, path):
+        return not _USERS.search(info.text) and not _EXAMPLE.search(before)
+    if code is None and "." not in path.rsplit("/", 1)[-1] and not path.endswith("/"):
+        return False  # a bare word pair in prose ("fetching assets/queue items", "curl/httpx"), not a file
     if _USERS.search(info.text[col:]) or _USERS.search(before):
         return False
     if _EXAMPLE.search(before):

@@ -30,7 +30,7 @@ from skill_eval.content.skills import (
     citation_graph,
     decode_markdown,
     discover,
-    iter_links,
+    link_targets,
     shared_fragments,
 )
 from skill_eval.core.errors import SkillEvalError
@@ -42,7 +42,7 @@ FENCE_RE = re.compile(r"(?ms)^(```|~~~)[^\n]*\n(.*?)^\1[^\n]*$")
 # (a skills-ref validator rejects them); list them in skills.extension_keys to silence it.
 CLIENT_KEYS = frozenset({
     "disable-model-invocation", "user-invocable", "model", "argument-hint", "when_to_use", "context", "agent",
-    "hooks", "effort", "paths",
+    "hooks", "effort", "paths", "version",
 })
 # Folders every skill may name even before they exist (the spec's layout); any other top-level
 # folder of the skill is checked too once it exists.
@@ -70,8 +70,8 @@ class Finding:
         return {"level": self.level, "where": self.where, "message": self.message, "rule": self.rule, "id": self.id,
                 **({"line": self.line} if self.line else {})}
 
-    def __str__(self) -> str:
-        return f"{self.level}: {self.where}: {self.message} [{self.id}]"
+    def __str__(self) -> str:  # `file:line:` as compilers and linters print it (an editor jumps there)
+        return f"{self.level}: {self.where}{f':{self.line}' if self.line else ''}: {self.message} [{self.id}]"
 
 
 def check_frontmatter(cfg: Config, skill: Skill) -> list[Finding]:
@@ -149,44 +149,65 @@ def check_links(cfg: Config, skill: Skill) -> list[Finding]:
     has = {p.split("/", 1)[0] for p in tree if "/" in p}
     tops = sorted(has | set(STANDARD_DIRS))
     mention = re.compile(r"(?<![\w/.$~@:%-])(?:\./)?((?:" + "|".join(map(re.escape, tops)) + r")/" + _PATH_CHARS + r"+)")
-    rooted = re.compile(r"(?<![\w/.$~@:%-])((?:" + "|".join(re.escape(s.path) for s in cfg.sources) + r")/" + _PATH_CHARS + r"+)")
+    trees = [s.path for s in cfg.sources if s.path not in (".", "")]  # skills at the root: no prefix tells a root path
+    rooted = re.compile(r"(?<![\w/.$~@:%-])((?:" + "|".join(map(re.escape, trees)) + r")/" + _PATH_CHARS + r"+)")
     standalone = cfg.publish_of(skill.dir) == "standalone"
     out: list[Finding] = []
+    own = {e.path for e in skill.files}
     for path, entry in sorted(tree.items()):
         if not path.endswith(".md"):
             continue
-        source = _source_of(cfg, skill, path)
+        source = _source_of(cfg, skill, path, own)
         try:
             text, _ = decode_markdown(entry.data, source)
         except SkillEvalError as exc:
             out.append(Finding("error", source, exc.message, "encoding"))
             continue
         text = text.replace("\r\n", "\n")
-        for target in iter_links(text):
+        # a maintainer document (README.md, SPEC.md, CLAUDE.md, .maintenance/...) is not what the agent loads:
+        # what it points at is worth a warning, never an error
+        maintainer = _maintainer_doc(path)
+        broken = "warning" if maintainer else "error"
+        aside = f" ({maintainer})" if maintainer else ""
+        linked: set[str] = set()
+        for target, offset in link_targets(text):
+            if target in linked:
+                continue  # one finding per target and file, at its first line (its id names the target)
+            linked.add(target)
+            line = text.count("\n", 0, offset) + 1
+            if target.startswith("/"):
+                if not _SLASH_COMMAND.match(target):
+                    out.append(Finding(broken, source, f"absolute link {target!r} resolves nowhere once the skill is "
+                                       f"installed{aside} (write it relative to this file)", "link-broken", target, line))
+                continue  # `/plugin:skill`: a client's slash command, not a file
             resolved = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
-            line = _line_of(text, target)
             if resolved.startswith("../") or resolved == "..":
                 in_repo = posixpath.normpath(posixpath.join(posixpath.dirname(source), target))
                 if not in_repo.startswith("../") and (cfg.root / in_repo).exists():
                     if standalone:
-                        out.append(Finding("error", source, f"link {target!r} leaves the skill folder ({in_repo}); a skill "
-                                           "published alone must be self-contained (copy the file into the skill, or cite a "
-                                           f"shared fragment from {cfg.skills_shared}/)", "link-leaves-skill", target, line))
+                        out.append(Finding(broken, source, f"link {target!r} leaves the skill folder ({in_repo}); a skill "
+                                           f"published alone must be self-contained{aside} (copy the file into the skill, or "
+                                           f"cite a shared fragment from {cfg.skills_shared}/)", "link-leaves-skill", target, line))
                     else:
                         out.append(Finding("warning", source, f"link {target!r} leaves the skill folder ({in_repo}): it works "
                                            "only where the skills ship together (a plugin); copy the file into the skill to "
                                            "install it alone", "link-leaves-skill", target, line))
                 else:
-                    out.append(Finding("error", source, f"broken relative link {target!r} (it leaves the skill and {in_repo} "
-                                       "does not exist in the repository)", "link-broken", target, line))
+                    out.append(Finding(broken, source, f"broken relative link {target!r} (it leaves the skill and {in_repo} "
+                                       f"does not exist in the repository){aside}", "link-broken", target, line))
             elif resolved not in tree and resolved.rstrip("/") not in dirs:
-                out.append(Finding("error", source, f"broken relative link {target!r} (no {resolved} in the published skill)",
-                                   "link-broken", target, line))
+                from_root = posixpath.normpath(target)
+                if from_root in tree or from_root.rstrip("/") in dirs:
+                    continue  # written from the skill root, as the Agent Skills spec asks for file references
+                out.append(Finding(broken, source, f"broken relative link {target!r} (no {resolved} in the published "
+                                   f"skill){aside}{_did_you_mean(tree, path, resolved)}", "link-broken", target, line))
         lines = pointers.lines_of(text)
         link_spans = _link_spans(text)
         reported: set[str] = set()
         for m in mention.finditer(text):
-            ref = m.group(1).rstrip(".:")
+            ref = m.group(1).split("#", 1)[0].rstrip(".:")  # `guide.md#section`: the file is what must exist
+            if "..." in m.group(1) or "…" in m.group(1) or _PLACEHOLDER.match(posixpath.splitext(posixpath.basename(ref))[0]):
+                continue  # `references/...`, `scripts/script_name.py`: a placeholder for any path
             if text[m.end():m.end() + 1] in ("*", "<", "{", "$") or ref in reported or _inside(link_spans, m.start(1)):
                 continue  # a glob, a placeholder, or a link target (checked above)
             candidates = {ref, unquote(ref)}  # a link target is percent-encoded (`user%20guide.md`)
@@ -199,32 +220,37 @@ def check_links(cfg: Config, skill: Skill) -> list[Finding]:
                 continue  # a prose example (`scripts/rotate_pdf.py` as an illustration), never a finding
             reported.add(ref)
             stem = [t for t in tree if posixpath.splitext(t)[0] == ref]
-            if stem:
+            owner = _sibling_owning(cfg, skill, lines[index].text, ref)
+            if owner:
+                out.append(Finding("warning", source, f"names {ref!r}, a file of the skill {owner!r} named beside it: it "
+                                   "works only where the skills ship together (a plugin)", "path-missing", ref, index + 1))
+            elif stem:
                 out.append(Finding("warning", source, f"names {ref!r}, which does not exist in the skill; did you mean "
-                                   f"{stem[0]!r}?", "path-missing", ref, index + 1))
+                                   f"{stem[0]!r}?{aside}", "path-missing", ref, index + 1))
             else:
                 top = ref.removeprefix("./").split("/", 1)[0]
                 why = "" if top in has else (f" (the skill has no {top}/ folder: ship the file, fix the path, "
                                              "or write it so it is clearly the user's)")
-                out.append(Finding("error", source, f"names {ref!r}, which does not exist in the skill{why}",
+                out.append(Finding(broken, source, f"names {ref!r}, which does not exist in the skill{why}{aside}",
                                    "path-missing", ref, index + 1))
-        for m in rooted.finditer(text) if cfg.sources else ():
+        for m in rooted.finditer(text) if trees else ():
             ref = m.group(1).rstrip(".:")
             if ref in reported or _inside(link_spans, m.start(1)) or not (cfg.root / ref).exists():
                 continue
             reported.add(ref)
             index, col = _position(text, m.start(1))
             inside = posixpath.relpath(ref, skill.dir) if ref.startswith(skill.dir + "/") else None
-            fix = f"write it relative to the skill: {inside!r}" if inside else "copy the file into the skill and name it relative to the skill"
-            level = "error" if pointers.is_pointer(lines, index, col, ref) else "warning"
-            out.append(Finding(level, source, f"names {ref!r} from the repository root, which is wrong once the skill is "
-                               f"installed ({fix})", "path-root-relative", ref, index + 1))
+            if ref.rstrip("/") == skill.dir:
+                fix = "the skill's own folder: name the skill, or write paths inside it relative to it"
+            elif inside:
+                fix = f"write it relative to the skill: {inside!r}"
+            else:
+                fix = "copy the file into the skill and name it relative to the skill"
+            instruction = pointers.is_pointer(lines, index, col, ref) and not maintainer
+            level, how = ("error", "an instruction names") if instruction else ("warning", "names")
+            out.append(Finding(level, source, f"{how} {ref!r} from the repository root, which is wrong once the skill is "
+                               f"installed{aside} ({fix})", "path-root-relative", ref, index + 1))
     return out
-
-
-def _line_of(text: str, target: str) -> int:
-    i = text.find(target)
-    return text.count("\n", 0, i) + 1 if i >= 0 else 0
 
 
 def _position(text: str, offset: int) -> tuple[int, int]:
@@ -242,8 +268,50 @@ def _inside(spans: list[tuple[int, int]], offset: int) -> bool:
     return any(a <= offset < b for a, b in spans)
 
 
-def _source_of(cfg: Config, skill: Skill, published: str) -> str:
-    if published.startswith("references/shared/"):
+_SLASH_COMMAND = re.compile(r"^/[\w.-]+:[\w.-]+/?$")  # `[x](/plugin:skill)`: a Claude Code command, not a path
+_MAINTAINER = re.compile(r"[A-Z][A-Z0-9_-]*\.md")  # README.md, SPEC.md, EVAL.md, CLAUDE.md at the skill's root
+
+
+_TEMPLATE = re.compile(r"(?:^|[_.-])templates?(?:[_.-]|$)", re.I)  # soap_note_template.md, report.template.md
+# a placeholder file name in an example command: `python scripts/script_name.py --help`
+_PLACEHOLDER = re.compile(r"^(?:(?:your|my)[_-].*|(?:script|file)[_-]?name|foo|bar|baz|example|placeholder|name)$", re.I)
+
+
+def _maintainer_doc(path: str) -> str:
+    """Why the agent does not follow this file's pointers, or "": a maintainer document (an all-capitals
+    .md beside SKILL.md, anything in a dot-folder) is not loaded; a template (in a `templates/` folder, or
+    named *template*) is copied into the user's output, its links are the output's."""
+    parts = path.split("/")
+    if any(p.startswith(".") for p in parts[:-1]) or (len(parts) == 1 and path != SKILL_FILE
+                                                      and _MAINTAINER.fullmatch(path) is not None):
+        return "in a maintainer document the agent does not load"
+    if any(p.lower() in ("templates", "template") for p in parts[:-1]) or _TEMPLATE.search(posixpath.splitext(parts[-1])[0]):
+        return "in a template: its links are the output's"
+    return ""
+
+
+def _did_you_mean(tree: dict[str, Any], path: str, resolved: str) -> str:
+    """"; did you mean 'x'?" for a file of the skill with the missing file's name (a folder renamed), or ""."""
+    same = sorted(t for t in tree if posixpath.basename(t) == posixpath.basename(resolved))
+    if not same:
+        return ""
+    return f"; did you mean {posixpath.relpath(same[0], posixpath.dirname(path) or '.')!r}?"
+
+
+def _sibling_owning(cfg: Config, skill: Skill, line: str, ref: str) -> str | None:
+    """The other skill, named on the same line, whose folder holds `ref` ("from the `pdf` skill
+    (`references/forms.md`)"), or None."""
+    named: set[str] = set(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)*", line)) - {skill.name}
+    for word in sorted(named):
+        for src in cfg.sources:
+            folder = cfg.root / src.path / word if NAME_RE.match(word) else None
+            if folder is not None and (folder / SKILL_FILE).is_file() and (folder / ref.removeprefix("./")).exists():
+                return word
+    return None
+
+
+def _source_of(cfg: Config, skill: Skill, published: str, own: set[str] | None = None) -> str:
+    if published.startswith("references/shared/") and published not in (own or set()):
         return f"{cfg.skills_shared}/{published[len('references/shared/'):]}"
     return f"{skill.dir}/{published}"
 
@@ -281,7 +349,7 @@ def check_commands(cfg: Config, skill: Skill, reference: dict[str, Any]) -> list
     for entry in skill_tree(cfg, skill):
         if not entry.path.endswith(".md"):
             continue
-        source = _source_of(cfg, skill, entry.path)
+        source = _source_of(cfg, skill, entry.path, {e.path for e in skill.files})
         text, _ = decode_markdown(entry.data, source)
         for lineno, argv in subject_invocations(text, subject):
             path: list[str] = []

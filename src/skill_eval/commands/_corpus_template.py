@@ -41,9 +41,22 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:40] or "skill"
 
 
+def _unique(wanted: str, used: set[str]) -> str:
+    """`wanted`, or `wanted-2`, `-3`, ... : a drafted id is unique whatever the skill names slug to."""
+    out, n = wanted, 1
+    while out in used:
+        n += 1
+        out = f"{wanted}-{n}"
+    used.add(out)
+    return out
+
+
 def render(root: Path, sources: list[str]) -> str:
-    """The template for every skill folder under the adopted sources."""
+    """The template for every skill folder under the adopted sources (a skill name in two sources is
+    drafted once: the corpus names skills, and L1s refuses duplicate prompt ids)."""
     out = [HEADER]
+    seen: set[str] = set()
+    used: set[str] = {"draft-negative-1", "draft-negative-2"}
     for src in sources:
         base = root / src
         if not base.is_dir():
@@ -51,10 +64,13 @@ def render(root: Path, sources: list[str]) -> str:
         for child in sorted(base.iterdir()):
             if not (child / SKILL_FILE).is_file() or child.name in NOT_SKILL_DIRS or child.name.startswith((".", "_")):
                 continue
+            if child.name in seen:
+                continue
+            seen.add(child.name)
             desc = _description(child / SKILL_FILE)
             out.append(f"  # {child.name}" + (f" — its description begins: {desc}" if desc else "") + "\n")
             for n in (1, 2):
-                out.append(f"  - id: draft-{_slug(child.name)}-{n}\n"
+                out.append(f"  - id: {_unique(f'draft-{_slug(child.name)}-{n}', used)}\n"
                            f"    prompt: {json.dumps(f'DRAFT: replace with a request a user would type that needs {child.name}')}\n"
                            f"    expected_skill: {json.dumps(child.name)}\n"
                            "    draft: true\n")

@@ -1,9 +1,12 @@
 """`skill-eval init PATH`: adopt skill-eval in a git repository, fitting what is already there.
 
 Finds the skills the repository already has (any SKILL.md: `skills/`, `.claude/skills/`,
-`.agents/skills/`, plugin layouts), proposes a configuration for them and writes it with
-nox/Makefile/pre-commit entries that follow it (hooks fire on the real source paths), then
-writes the evaluation pack. `--dry-run` prints the plan and writes nothing.
+`.agents/skills/`, plugin layouts, skill folders at the repository root), proposes a configuration
+for them and writes it with nox/Makefile/pre-commit entries that follow it (hooks fire on the real
+source paths), then writes the evaluation pack. `--dry-run` prints the plan and writes nothing.
+A folder of SKILL.md fragments (no frontmatter) beside real skills, or one whose skills duplicate
+another source's (a preview channel), is not adopted: a note names it and how to adopt it anyway.
+If the pack cannot be written (a broken skill), init has still adopted but exits 1 naming the fix.
 
 Nothing is ever published into an agent's discovery directory: published copies are
 configured only where copies of the source skills already exist (or with --published).
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import posixpath
 import re
 import subprocess
 from collections import Counter
@@ -50,8 +54,34 @@ _MAX_DEPTH = 7
 
 @dataclass
 class Detected:
-    roots: Counter[str] = field(default_factory=Counter)  # collection folder -> number of skills in it
+    roots: Counter[str] = field(default_factory=Counter)  # collection folder ("." = the repository root) -> skills in it
     names: dict[str, set[str]] = field(default_factory=dict)  # collection folder -> skill names
+    bare: dict[str, set[str]] = field(default_factory=dict)  # collection folder -> names whose SKILL.md has no frontmatter
+
+    def add(self, collection: str, name: str, skill_md: Path) -> None:
+        self.roots[collection] += 1
+        self.names.setdefault(collection, set()).add(name)
+        if not _has_frontmatter(skill_md):
+            self.bare.setdefault(collection, set()).add(name)
+
+
+def _has_frontmatter(skill_md: Path) -> bool:
+    """Whether SKILL.md starts with a `---` frontmatter block (a file without one is a fragment, not a skill)."""
+    try:
+        with skill_md.open("rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return True  # unreadable: adopt it and let L0 name the problem
+    return head.removeprefix(b"\xef\xbb\xbf").startswith(b"---")
+
+
+def show(rel: str) -> str:
+    """A source folder as the user reads it: never './'."""
+    return "the repository root" if rel == "." else f"{rel}/"
+
+
+def _norm(rel: str) -> str:
+    return posixpath.normpath(rel.strip().strip("/") or ".")
 
 
 @dataclass
@@ -70,7 +100,8 @@ class Plan:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", type=Path, help="root of the target git repository")
     p.add_argument("--source", action="append", default=None, metavar="DIR",
-                   help="skill source folder (one folder per skill; repeatable: several sources in one config); "
+                   help="skill source folder (one folder per skill; '.': skill folders at the repository root; repeatable: "
+                        "several sources in one config); "
                         "default: every folder of SKILL.md folders found")
     p.add_argument("--published", action="append", default=None, metavar="DIR",
                    help="a generated, parity-checked copy of the source skills (repeatable; 'none' for no copy); "
@@ -93,12 +124,21 @@ def detect(root: Path) -> Detected:
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and d not in _NOT_SOURCES
                              and not (here / d).is_symlink() and depth < _MAX_DEPTH)
         if "SKILL.md" in filenames and depth >= 1 and here.name not in NOT_SKILL_DIRS:
-            parent = rel.parent.as_posix()
-            if parent == ".":
-                continue  # a skill folder at the repository root cannot be a collection member
-            found.roots[parent] += 1
-            found.names.setdefault(parent, set()).add(here.name)
+            parent = rel.parent.as_posix()  # "." for a skill folder directly under the root (editframe/skills)
+            if parent == "." and here.name.startswith((".", "_")):
+                continue  # discovery skips such folders at any source root
+            found.add(parent, here.name, here / "SKILL.md")
     return found
+
+
+def _count(root: Path, found: Detected, src: str) -> None:
+    """A source the user named that the walk did not see (too deep, or under tests/): count its skills."""
+    base = root / src
+    if src in found.roots or not base.is_dir() or base.is_symlink():
+        return
+    for child in sorted(base.iterdir()):
+        if (child / "SKILL.md").is_file() and child.name not in NOT_SKILL_DIRS and not child.name.startswith((".", "_")):
+            found.add(src, child.name, child / "SKILL.md")
 
 
 def choose(root: Path, found: Detected, source: str | list[str] | None,
@@ -111,21 +151,23 @@ def choose(root: Path, found: Detected, source: str | list[str] | None,
 def choose_all(root: Path, found: Detected, sources: list[str] | None,
                published: list[str] | None) -> tuple[list[tuple[str, list[str]]], list[str], bool]:
     """([(source, published copies)], notes, needs_example): every authored collection of skills is a source
-    (openai/skills: skills/.curated, .experimental, .system); a discovery folder holding copies of a source's
-    skills is that source's published copy; the user's --source / --published override."""
+    (openai/skills: skills/.curated, .experimental, .system; editframe/skills: the repository root); a discovery
+    folder holding copies of a source's skills is that source's published copy. A folder of SKILL.md fragments
+    (no frontmatter) or of duplicates of another source's skills (a preview channel) is skipped with a note.
+    The user's --source / --published override."""
     notes: list[str] = []
-    order = sorted(found.roots, key=lambda r: (-found.roots[r], r.count("/"), r))
+    skipped: dict[str, str] = {}
     if not sources:
-        authored = [r for r in order if not _is_discovery(r)]
-        copies = [r for r in order if _is_discovery(r) and any(found.names[r] <= found.names[a] for a in authored)]
-        sources = authored + [r for r in order if r not in authored and r not in copies] or ["skills"]
-    sources = list(dict.fromkeys(s.strip("/") for s in sources))
+        sources = _default_sources(found, skipped) or ["skills"]
+    sources = list(dict.fromkeys(_norm(s) for s in sources))
+    for src in sources:
+        _count(root, found, src)
     example = len(sources) == 1 and not found.roots.get(sources[0]) and not (root / sources[0]).is_dir()
     out: list[tuple[str, list[str]]] = []
     claimed: set[str] = set()
     for src in sources:
         if published is not None:  # the user's list is for the first source
-            pub = [] if published == ["none"] or out else [p.strip("/") for p in published]
+            pub = [] if published == ["none"] or out else [_norm(p) for p in published]
         else:
             mine = found.names.get(src, set())
             pub = sorted(r for r in found.roots if r not in sources and r not in claimed and _is_discovery(r)
@@ -133,12 +175,41 @@ def choose_all(root: Path, found: Detected, sources: list[str] | None,
         claimed |= set(pub)
         out.append((src, pub))
     for r in sorted(found.roots):
-        if r not in sources and r not in claimed:
-            notes.append(f"{r}/ ({found.roots[r]} skill(s)) is not covered (add it with another --source {r}, or ignore it)")
+        if r in skipped:
+            notes.append(skipped[r])
+        elif r not in sources and r not in claimed:
+            notes.append(f"{show(r)} ({found.roots[r]} skill(s)) is not covered (add it with another --source {r}, "
+                         "or ignore it)")
     if len(out) > 1:
         notes.append(f"adopted {len(out)} skill sources in one config ([[skills.sources]]): "
-                     + ", ".join(f"{s}/ ({found.roots.get(s, 0)})" for s, _ in out))
+                     + ", ".join(f"{show(s)} ({found.roots.get(s, 0)})" for s, _ in out))
     return out, notes, example
+
+
+def _default_sources(found: Detected, skipped: dict[str, str]) -> list[str]:
+    """Every folder of real skills: the one with the most skills (on a tie, skills/) first; fragments and
+    duplicate channels are recorded in `skipped` with the reason and the way to adopt them anyway."""
+    order = sorted(found.roots, key=lambda r: (-found.roots[r], r != "skills", r.count("/"), r))
+    framed = [r for r in order if len(found.bare.get(r, ())) < found.roots[r]]
+    for r in order:
+        if r not in framed and framed:  # fragments beside real skills; if nothing has frontmatter, L0 names it
+            skipped[r] = (f"{show(r)} ({found.roots[r]} SKILL.md) not adopted: none of its SKILL.md files starts with a "
+                          f"'---' frontmatter block, so they are fragments, not skills (pass --source {r} to check "
+                          "them as skills)")
+    candidates = framed or order
+    kept: list[str] = []
+    for r in [c for c in candidates if not _is_discovery(c)] + [c for c in candidates if _is_discovery(c)]:
+        if _is_discovery(r) and any(found.names[r] <= found.names[a] for a in kept):
+            continue  # a published copy of an adopted source (choose_all assigns it)
+        dup = max(kept, key=lambda a: len(found.names[r] & found.names[a]), default=None)
+        same = sorted(found.names[r] & found.names[dup]) if dup else []
+        if dup and 2 * len(same) > len(found.names[r]):
+            skipped[r] = (f"{show(r)} ({found.roots[r]} skill(s)) not adopted: {len(same)} of its skill names duplicate "
+                          f"{show(dup)} ({', '.join(same[:3])}{', ...' if len(same) > 3 else ''}); pass --source {r} "
+                          f"to adopt it instead")
+            continue
+        kept.append(r)
+    return kept
 
 
 # A plugin manifest: the skills ship together, so a link into a sibling skill resolves once installed.
@@ -200,21 +271,34 @@ def render_config(source: str | list[tuple[str, list[str]]], published: list[str
         publish_why=publish_why or "plugin: skills ship together; standalone: each skill is installed alone")
 
 
-def _paths_regex(paths: list[str]) -> str:
-    alts = "|".join(re.escape(p.rstrip("/")) + "/" for p in paths)
-    return rf"^({alts}|{re.escape(EVALS_ROOT)}/|skill-eval\.toml$)"
+def _paths_regex(paths: list[str], root_skills: list[str]) -> str:
+    """pre-commit `files:` for the source trees. Its paths never start with './': a root source (".") is its
+    skill folders, plus any `<folder>/SKILL.md` so a skill added at the root later fires the hooks too."""
+    alts: list[str] = []
+    for p in paths:
+        if _norm(p) == ".":
+            alts += [re.escape(n) + "/" for n in sorted(root_skills)] + [r"[^/]+/SKILL\.md$"]
+        else:
+            alts.append(re.escape(_norm(p)) + "/")
+    return rf"^({'|'.join(dict.fromkeys(alts))}|{re.escape(EVALS_ROOT)}/|skill-eval\.toml$)"
 
 
-def render_snippets(source: str | list[str], published: list[str], spec: tuple[str | None, str]) -> dict[str, str]:
-    """The nox/Makefile/pre-commit text, following the config's real paths (every source)."""
+def render_snippets(source: str | list[str], published: list[str], spec: tuple[str | None, str],
+                    root_skills: list[str] | None = None) -> dict[str, str]:
+    """The nox/Makefile/pre-commit text, following the config's real paths (every source; root_skills:
+    the skill folders of a "." source)."""
     sources = [source] if isinstance(source, str) else source
+    roots = root_skills or []
     gen = "$(SKILL_EVAL) generate && " if published else ""
     values = {
-        "files_pack": _paths_regex(sources),
-        "files_skills": _paths_regex([*sources, *published]),
+        "files_pack": _paths_regex(sources, roots),
+        "files_skills": _paths_regex([*sources, *published], roots),
         "generate": gen,
         "spec": json.dumps(spec[0]) if spec[0] else "None",
         "origin": f"`skill-eval init` ran from: {spec[1]}",
+        "mk_install": (f'`skill-eval init` ran from git: pipx install "{spec[0]}"' if spec[0] else
+                       "<skill-eval repository URL> is a placeholder: replace it with where your team gets skill-eval "
+                       "(init ran from a local checkout or wheel, which is not named in a committed file)"),
     }
     out = {}
     for name in ("skill-eval.mk", "noxfile_snippet.txt", "pre-commit-snippet.yaml"):
@@ -229,7 +313,7 @@ def plan(root: Path, source: str | list[str] | None, published: list[str] | None
     all_pub = [p for _, ps in chosen for p in ps]
     mode, why = publish_mode(root)
     files: list[tuple[str, str, bytes]] = [("skill-eval.toml", "create", render_config(chosen, None, mode, why).encode())]
-    snippets = render_snippets([s for s, _ in chosen], all_pub, install_spec())
+    snippets = render_snippets([s for s, _ in chosen], all_pub, install_spec(), sorted(found.names.get(".", ())))
 
     def add(rel: str, text: str, marker: str, header: str = "") -> None:
         path = root / rel
@@ -288,25 +372,37 @@ def run(args: argparse.Namespace) -> int:
     if pyproject.is_file() and "skill-eval" in strict.load_toml(pyproject).get("tool", {}):
         raise ConfigError("pyproject.toml already has a [tool.skill-eval] table", source=pyproject,
                           fix="keep configuring it there, or remove it before `skill-eval init`")
+    if (root / "SKILL.md").is_file() and not args.source:
+        # A single-skill repository: no source folder holds it, so adopting would check nothing (a false green).
+        raise ConfigError("the repository root is itself a skill (SKILL.md at the root); a skill source is a folder "
+                          "holding one folder per skill", source=root / "SKILL.md",
+                          fix="move the skill into a folder of its own (e.g. skills/<name>/), then run init again; or pass "
+                              "--source DIR naming a folder of skill folders")
     p = plan(root, args.source, args.published)
     all_pub = [d for _, ps in p.sources for d in ps]
     for tree in (*(s for s, _ in p.sources), *all_pub):  # a configured tree that is a symlink leaving the repository is refused
         if (root / tree).exists() or (root / tree).is_symlink():
             fsio.repo_tree(root, tree)
-    lines = [f"  found {n} skill(s) in {r}/" for r, n in sorted(p.detected.roots.items())] or ["  found no SKILL.md"]
+    lines = [f"  found {n} skill(s) in {r}/" if r != "." else
+             f"  found {n} skill(s) at the repository root: {', '.join(sorted(p.detected.names[r]))}"
+             for r, n in sorted(p.detected.roots.items())] or ["  found no SKILL.md"]
     if len(p.sources) > 1:
-        lines.append(f"  sources: {', '.join(s + '/' for s, _ in p.sources)} (every one adopted, [[skills.sources]])")
+        lines.append(f"  sources: {', '.join(show(s) for s, _ in p.sources)} (every one adopted, [[skills.sources]])")
     else:
-        lines.append(f"  source: {p.source}/" + (" (new: an example skill is scaffolded there)" if p.example else ""))
+        lines.append(f"  source: {show(p.source)}" + (' (source = ".")' if p.source == "." else "")
+                     + (" (new: an example skill is scaffolded there)" if p.example else ""))
     lines.append(f"  published copies: {', '.join(all_pub) or 'none (nothing is written into an agent discovery folder)'}")
     lines.append(f"  publish: {p.publish} ({p.publish_why})")
     lines += [f"  note: {n}" for n in p.notes]
     lines += [f"  {'append to' if action == 'append' else 'create'} {rel}" for rel, action, _ in p.files]
+    pack_rel = f"{EVALS_ROOT}/{pack.PACK_NAME}"
+    pack_line = f"  {'update' if (root / pack_rel).exists() else 'create'} {pack_rel}"  # pack.write, after the files
     payload = {"ok": True, "root": str(root), "dry_run": args.dry_run, "source": p.source, "published": all_pub,
                "sources": [{"path": s, "published": ps} for s, ps in p.sources], "publish": p.publish,
                "detected": dict(sorted(p.detected.roots.items())), "notes": p.notes,
-               "files": [{"path": rel, "action": action} for rel, action, _ in p.files]}
+               "files": [{"path": rel, "action": action} for rel, action, _ in p.files], "pack": pack_rel}
     if args.dry_run:
+        lines.append(pack_line)
         lines.append(f"init: dry run — nothing written; run without --dry-run to adopt {root}")
         emit(args, lines, payload)
         return 0
@@ -320,16 +416,20 @@ def run(args: argparse.Namespace) -> int:
         from skill_eval.content import generate
 
         generate.write_published(cfg)
-        lines += [f"  create {d}/ (generated copies of {p.source}/)" for d in fresh]
+        lines += [f"  create {d}/ (generated copies of {show(p.source)})" for d in fresh]
     elif fresh:
         lines.append(f"  note: {', '.join(fresh)} not generated (other published folders exist); run `make skill-eval-pack`")
     try:
         path = pack.write(cfg)
-        lines.append(f"  create {path.relative_to(root)}")
         payload["pack"] = str(path.relative_to(root))
+        lines.append(pack_line)
     except SkillEvalError as exc:  # a broken skill: the pack waits until it is fixed (L0 names it)
-        lines.append(f"  pack not written: {exc.render()} — fix it, then `skill-eval pack`")
-        payload["pack_error"] = exc.as_dict()
+        # Not ok: the hooks and `pr` fail until the pack exists, so init says so and exits 1 (a check failed).
+        payload.update(ok=False, pack=None, pack_error=exc.as_dict())
+        lines.append(f"init: FAIL — adopted {root} (files above written) but {pack_rel} was not: {exc.render()}. "
+                     "Fix that skill (`skill-eval pr` names every finding), then run `skill-eval pack`.")
+        emit(args, lines, payload)
+        return 1
     lines.append(f"init: ok — adopted {root}. Next: `skill-eval pr` (runs the checks that apply; each one that does "
                  "not says how to turn it on), then commit the new files.")
     emit(args, lines, payload)

@@ -197,6 +197,13 @@ class SkillSource:
     shared: str = ""
     publish: str = "plugin"  # plugin: ships with its sibling skills | standalone: each skill is installed alone
 
+    def holds(self, skill_dir: str) -> bool:
+        """Whether a skill folder (repository-relative, as discovery names it) is one of this source's:
+        a root source (".") names its skills without a prefix (`webhooks`, not `./webhooks`)."""
+        if self.path in (".", ""):
+            return "/" not in skill_dir
+        return skill_dir.startswith(self.path.rstrip("/") + "/")
+
 
 @dataclass(frozen=True)
 class Suppression:
@@ -259,7 +266,7 @@ class Config:
     def publish_of(self, skill_dir: str) -> str:
         """How the source holding `skill_dir` is published (plugin | standalone)."""
         for src in self.sources:
-            if skill_dir.startswith(src.path.rstrip("/") + "/"):
+            if src.holds(skill_dir):
                 return src.publish
         return PUBLISH_DEFAULT
 
@@ -448,7 +455,8 @@ def _sources(source: Path, skills: dict[str, Any], checks: dict[str, Any]) -> tu
         if any(path == o.path for o in out):
             raise ConfigError(f"skill source {path!r} is listed twice", source=source, field="skills.sources",
                               fix="list each source folder once")
-        out.append(SkillSource(path, tuple(spec.get("published", ())), spec.get("shared") or f"{path}/shared",
+        path = path if path not in ("", "./") else "."
+        out.append(SkillSource(path, tuple(spec.get("published", ())), spec.get("shared") or ("shared" if path == "." else f"{path}/shared"),
                                spec.get("publish", publish)))
     return tuple(out)
 

@@ -73,8 +73,8 @@ def _published_into(cfg: Config, skills: dict[str, Skill], root_rel: str) -> set
     those of the sources that list it as published."""
     if len(cfg.sources) <= 1:
         return set(skills)
-    owners = tuple(s.path.rstrip("/") + "/" for s in cfg.sources if root_rel in s.published)
-    return {n for n, s in skills.items() if s.dir.startswith(owners)}
+    owners = [src for src in cfg.sources if root_rel in src.published]
+    return {n for n, s in skills.items() if any(src.holds(s.dir) for src in owners)}
 
 
 def drift(cfg: Config, skills: dict[str, Skill] | None = None) -> list[str]:

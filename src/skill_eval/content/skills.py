@@ -27,8 +27,9 @@ NOT_SKILL_DIRS = frozenset({"template", "templates"})
 # [text](target "title") — the target is group 2; images share the syntax. A target may be
 # written <with spaces> in angle brackets.
 LINK_RE = re.compile(r"(!?\[[^\]\n]*\]\()(<[^>\n]*>|[^)\s]+)((?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\))")
-# [label]: target "title" — a reference-style link definition (CommonMark, up to 3 spaces indent).
-REFDEF_RE = re.compile(r"(?m)^([ ]{0,3}\[[^\]\n]+\]:[ \t]*)(<[^>\n]*>|\S+)(.*)$")
+# [label]: target "title" — a reference-style link definition (CommonMark, up to 3 spaces indent); a
+# footnote definition `[^1]: text` is not one (its text is prose, not a target).
+REFDEF_RE = re.compile(r"(?m)^([ ]{0,3}\[(?!\^)[^\]\n]+\]:[ \t]*)(<[^>\n]*>|\S+)(.*)$")
 # <a href="..."> / <img src="..."> in inline HTML.
 HTML_LINK_RE = re.compile(r"""<(?:a|img|source|link)\b[^>]*?\b(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
 _EXTERNAL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:|^//|^#")
@@ -117,17 +118,31 @@ def iter_links(text: str) -> list[str]:
     URLs, anchors and links inside code spans/blocks are ignored; targets are
     percent-decoded (`a%20b.md` names the file `a b.md`), as a Markdown renderer does.
     """
+    return [t for t, _ in link_targets(text)]
+
+
+def link_targets(text: str) -> list[tuple[str, int]]:
+    """`iter_links` with each target's character offset in `text` (in document order), for line numbers."""
     text = _strip_code(text)
-    raw = [m.group(2) for m in LINK_RE.finditer(text)]
-    raw += [m.group(2) for m in REFDEF_RE.finditer(text)]
-    raw += [m.group(1) if m.group(1) is not None else m.group(2) for m in HTML_LINK_RE.finditer(text)]
-    return [t for t in (_clean_target(r) for r in raw) if t]
+    raw = [(m.group(2), m.start(2)) for m in LINK_RE.finditer(text)]
+    raw += [(m.group(2), m.start(2)) for m in REFDEF_RE.finditer(text)]
+    raw += [(m.group(1), m.start(1)) if m.group(1) is not None else (m.group(2), m.start(2)) for m in HTML_LINK_RE.finditer(text)]
+    out: list[tuple[str, int]] = []
+    for r, at in sorted(raw, key=lambda x: x[1]):
+        t = _clean_target(r)
+        if t:
+            out.append((t, at))
+    return out
 
 
 def _strip_code(text: str) -> str:
-    """Blank out fenced code blocks and inline code so example links there are not links."""
-    text = re.sub(r"(?ms)^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", lambda m: "\n" * m.group(0).count("\n"), text)
-    return re.sub(r"`[^`\n]*`", "", text)
+    """Blank out fenced code blocks and inline code so example links there are not links (same length:
+    offsets into the result are offsets into the text)."""
+    def blank(m: re.Match[str]) -> str:
+        return re.sub(r"[^\n]", " ", m.group(0))
+
+    text = re.sub(r"(?ms)^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", blank, text)
+    return re.sub(r"`[^`\n]*`", blank, text)
 
 
 def rewrite_links(text: str, mapping: Callable[[str], str | None]) -> str:
@@ -165,9 +180,9 @@ def discover(cfg: Config, problems: list[FolderProblem] | None = None) -> dict[s
             raise ConfigError(f"skills.source {tree!r} is not a directory", source=cfg.source, field="skills",
                               fix="point [skills] source (or [[skills.sources]] path) at the folder holding one folder per skill")
         for child in sorted(src.iterdir()):
-            rel = f"{tree}/{child.name}"
-            if rel in shared or child.name.startswith((".", "_")):
-                continue
+            rel = child.name if tree in (".", "") else f"{tree}/{child.name}"  # a root source: `webhooks`, not `./webhooks`
+            if rel in shared or child.name.startswith((".", "_")) or rel == cfg.evals_root.split("/", 1)[0]:
+                continue  # (skills at the root: the evaluation content beside them is not a skill folder)
             try:
                 skill = _load_skill(child, rel, problems)
             except InputError as exc:

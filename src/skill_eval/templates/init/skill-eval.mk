@@ -1,6 +1,7 @@
 # skill-eval targets (written by `skill-eval init`; included from the Makefile).
 # skill-eval is not on PyPI: install it with `pipx install git+<skill-eval repository URL>` or
 # `pip install /path/to/skill-eval-checkout`, or point SKILL_EVAL at an existing install.
+# {mk_install}
 SKILL_EVAL ?= $(or $(shell command -v skill-eval 2>/dev/null),$(wildcard .venv/bin/skill-eval),$(error skill-eval not found: \
   install it (pipx install git+<skill-eval repository URL>, or pip install /path/to/checkout) or run make SKILL_EVAL=/path/to/skill-eval))
 
