@@ -22,7 +22,8 @@ from skill_eval.content.config import Triggers
 from skill_eval.content.evals import TriggerPrompt
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "triggers"
-REPOS = ("anthropics-skills", "obra-superpowers", "openai-skills", "trailofbits-skills", "vercel-agent-skills")
+REPOS = ("anthropics-skills", "obra-superpowers", "openai-skills", "trailofbits-skills", "vercel-agent-skills",
+         "getsentry-skills")
 needs_model = pytest.mark.skipif(semantic.unavailable() is not None, reason=str(semantic.unavailable()))
 
 
@@ -119,16 +120,23 @@ def _accuracy(preds: list[triggers.Prediction]) -> float:
 # method's first settings chosen on the other corpora), then included in the final fit.
 # vercel-agent-skills (7 skills, 14 prompts) was written after the settings were final and scored once:
 # a second held-out figure, and the one corpus where fused (11/14) is below BM25 alone (12/14).
+# getsentry-skills (27 skills, 28 prompts, written from the skill names only) was added 2026-12-04 and scored
+# once with these defaults: a third held-out figure, and again below BM25 alone (fused 22/28, BM25 25/28).
 MEASURED = {"anthropics-skills": (22, 25), "obra-superpowers": (12, 17), "openai-skills": (19, 24),
-            "trailofbits-skills": (19, 21), "vercel-agent-skills": (12, 11)}  # correct prompts: (BM25 alone, fused)
+            "trailofbits-skills": (19, 21), "vercel-agent-skills": (12, 11),
+            "getsentry-skills": (25, 22)}  # correct prompts: (BM25 alone, fused)
 TARGET = {"anthropics-skills": 0.90, "obra-superpowers": 0.90, "openai-skills": 0.90, "trailofbits-skills": 0.85,
-          "vercel-agent-skills": 0.85}
+          "vercel-agent-skills": 0.85, "getsentry-skills": 0.85}
+HELD_OUT = ("vercel-agent-skills", "getsentry-skills")  # scored once, after the defaults were final
 MISSED = {  # corpora where the target is not reached (strict xfail: reaching it fails the test, to be updated)
     "obra-superpowers": "fused 17/24 = 0.71 — obra/superpowers' skills are processes (\"before proposing fixes\", "
                         "\"before merging\") whose descriptions share neither words nor topic with the requests that "
                         "need them, and WordLlama's static word vectors do not bridge that",
     "vercel-agent-skills": "fused 11/14 = 0.79 held out: \"ship this Next.js site\" goes to the React skill (Next.js), "
                            "\"morph smoothly\" is not close enough to \"animations\" / \"view transitions\"",
+    "getsentry-skills": "fused 22/28 = 0.79 held out (BM25 alone 25/28 = 0.89): \"open a pull request ... title and "
+                        "description\" and \"code review of the changes on my branch\" go to create-branch, whose "
+                        "description is close to any branch request",
 }
 
 
@@ -140,7 +148,7 @@ def test_measured_accuracy_per_corpus(embed, repo):
     fused = _fused(embed, descs, prompts)
     want_bm25, want_fused = MEASURED[repo]
     assert sum(p.correct for p in bm25) >= want_bm25 and sum(p.correct for p in fused) >= want_fused
-    if repo != "vercel-agent-skills":
+    if repo not in HELD_OUT:
         assert _accuracy(fused) > _accuracy(bm25)
 
 

@@ -263,3 +263,40 @@ def test_a_link_into_a_renamed_folder_suggests_the_file(mini_repo):
     regen(mini_repo)
     broken = [f for f in _findings(mini_repo) if f.subject == "mermaid_diagrams/flow.md"]
     assert len(broken) == 1 and broken[0].message.endswith("did you mean 'diagrams/flow.md'?")
+
+
+def test_what_the_noise_rules_must_not_hide(mini_repo):
+    """An adversarial review of the rules above: each line here is a real missing file an agent would hit,
+    and each stays an error (before the review, every one of them was hidden or only a warning)."""
+    (mini_repo / "skills-src/beta/scripts").mkdir()
+    (mini_repo / "skills-src/beta/scripts/validate.py").write_text("print(1)\n")
+    skill = mini_repo / "skills-src/alpha"
+    (skill / "FORMS.md").write_text("Run `python scripts/check_fields.py in.pdf`.\n")  # linked from SKILL.md: loaded
+    (skill / "references/templates.md").write_text("Read references/layouts.md first.\n")  # a guide, not a template
+    p = skill / "SKILL.md"
+    p.write_text(p.read_text() + "\nFill forms with [FORMS.md](FORMS.md) and [templates](references/templates.md).\n"
+                 "If you would like a preview, run `python scripts/preview.py`.\n"
+                 "Good practice: run `python scripts/lint.py` before committing.\n"
+                 "Unlike beta, run `python scripts/validate.py out.docx` to validate it.\n"
+                 "First read references/setup.md... then continue.\n"
+                 "Run `python scripts/my_helper.py` to start, then `bash scripts/foo.sh` and `python scripts/example.py`.\n"
+                 "Run scripts/deploy to ship.\n"
+                 f"A {'x' * 300} word, and see references/long.md.\n")
+    regen(mini_repo)
+    errors = {f.subject for f in _findings(mini_repo) if f.level == "error"}
+    for missing in ("scripts/check_fields.py", "references/layouts.md", "scripts/preview.py", "scripts/lint.py",
+                    "scripts/validate.py", "references/setup.md", "scripts/my_helper.py", "scripts/foo.sh",
+                    "scripts/example.py", "scripts/deploy", "references/long.md"):
+        assert missing in errors, (missing, sorted(errors))
+
+
+def test_a_skill_file_named_beside_another_skill_is_an_error_when_published_alone(mini_repo):
+    (mini_repo / "skills-src/beta/references").mkdir()
+    (mini_repo / "skills-src/beta/references/files.md").write_text("Files.\n")
+    p = mini_repo / "skills-src/alpha/SKILL.md"
+    p.write_text(p.read_text() + "\nRead the retention rules in the `beta` skill's `references/files.md`.\n")
+    cfg = mini_repo / "skill-eval.toml"
+    cfg.write_text(cfg.read_text().replace("[evals]", '[checks]\npublish = "standalone"\n\n[evals]', 1))
+    regen(mini_repo)
+    named = [f for f in _findings(mini_repo) if f.subject == "references/files.md"]
+    assert [f.level for f in named] == ["error"] and "'../beta/references/files.md'" in named[0].message

@@ -177,3 +177,31 @@ def test_a_single_skill_repository_is_refused_not_adopted_green(tmp_path, capsys
     err = capsys.readouterr().err
     assert "SKILL.md at the root" in err and "skills/<name>/" in err
     assert not (repo / "skill-eval.toml").exists() and not (repo / "skills").exists()  # no example scaffolded
+
+
+def test_a_folder_of_skills_with_broken_frontmatter_is_adopted_so_l0_names_it(tmp_path, capsys):
+    """A SKILL.md without '---' fences but with name:/description: lines is a skill with a mistake, not a
+    fragment: its folder is adopted and pr fails on it (only a file with neither is a fragment)."""
+    repo = _repo(tmp_path)
+    _skill(repo, "skills/a")
+    _write(repo, "tools/skills/b/SKILL.md", "name: b\ndescription: Does b.\n\nDo b.\n")
+    _write(repo, "tools/skills/c/SKILL.md", "\n---\nname: c\ndescription: Does c.\n---\nDo c.\n")
+    assert main(["init", str(repo)]) == 1  # adopted, but the pack cannot be written over a broken skill
+    assert "tools/skills" in [s.path for s in config.load(repo).sources]
+    code, l0 = _l0(capsys, repo)
+    assert code == 1 and {e["where"] for e in l0["detail"]["errors"]} >= {"tools/skills/b/SKILL.md", "tools/skills/c/SKILL.md"}
+
+
+def test_a_root_source_finds_root_relative_paths_and_keeps_quiet_about_plain_folders(tmp_path, capsys):
+    repo = _repo(tmp_path)
+    for name in ("alpha", "beta"):
+        _skill(repo, name)
+    _write(repo, "beta/scripts/x.py", "print(1)\n")
+    _write(repo, "docs/guide.md", "# docs\n")
+    _write(repo, "alpha/SKILL.md", "---\nname: alpha\ndescription: Handles alpha work.\n---\n\n"
+                                   "Run `python beta/scripts/x.py` first.\n")
+    assert main(["init", str(repo)]) == 0
+    code, l0 = _l0(capsys, repo)
+    rooted = [e for e in l0["detail"]["errors"] if e["rule"] == "path-root-relative"]
+    assert code == 1 and [e["where"] for e in rooted] == ["alpha/SKILL.md"], l0["detail"]
+    assert not [n for n in l0["detail"].get("skipped", []) if "docs" in json.dumps(n)]

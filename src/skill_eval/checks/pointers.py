@@ -25,6 +25,7 @@ _VERB = re.compile(
     r"found\s+in|listed\s+in|guide\s+in|instructions\s+in)\b", re.I)
 # "e.g." / "i.e." end in a dot, so no \b after them ("(e.g., `x`)" is an example too)
 _EXAMPLE = re.compile(r"(?<![\w.])(?:e\.g\.|i\.e\.)|\b(?:for\s+example|examples?|for\s+instance|such\s+as|like|good|bad)\b", re.I)
+_EXAMPLE_RIGHT_BEFORE = re.compile(r"(?:(?<![\w.])(?:e\.g\.|i\.e\.)|\bfor\s+(?:example|instance)|\bsuch\s+as)[,:]?\s*\(?\s*$", re.I)
 _USERS = re.compile(r"\b(?:your\s+(?:project|repo|repository|codebase|workspace|app)|the\s+user'?s)\b", re.I)
 _EXAMPLE_FENCES = frozenset({"markdown", "md", "mdx", "text", "txt", "plain", "tree", "yaml", "yml", "json", "toml"})
 _FENCE_OPEN = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})\s*([^\s`]*)")
@@ -103,6 +104,15 @@ def _sentence_before(line: str, col: int) -> str:
     return head[cut + 1:] if cut >= 0 else head
 
 
+def is_command(lines: list[LineInfo], index: int, col: int, path: str) -> bool:
+    """Whether the path at (line index, column) is run or read by a command (a code block, or inline code)."""
+    info = lines[index]
+    if info.fence is not None:
+        return info.fence not in _EXAMPLE_FENCES and _invoked(info.text, path, shell=info.fence in _SHELL_FENCES)
+    code = _inline_code(info.text, col)
+    return code is not None and _invoked(code, path)
+
+
 def is_pointer(lines: list[LineInfo], index: int, col: int, path: str) -> bool:
     """Whether the path at (line index, column) is an instruction to use that file."""
     info = lines[index]
@@ -113,8 +123,11 @@ def is_pointer(lines: list[LineInfo], index: int, col: int, path: str) -> bool:
     code = _inline_code(info.text, col)
     before = _sentence_before(info.text, col)
     if code is not None and _invoked(code, path):
-        return not _USERS.search(info.text) and not _EXAMPLE.search(before)
-    if code is None and "." not in path.rsplit("/", 1)[-1] and not path.endswith("/"):
+        # a command is an instruction unless it is the user's, or introduced as an example right before it
+        # ("(e.g., `./scripts/deploy.sh`)"); "like"/"good" earlier in the sentence do not make it one
+        tick = info.text.rfind("`", 0, col)
+        return not _USERS.search(info.text) and not _EXAMPLE_RIGHT_BEFORE.search(info.text[:max(tick, 0)])
+    if code is None and "." not in path.rsplit("/", 1)[-1] and not path.endswith("/") and not _VERB.search(before[-24:]):
         return False  # a bare word pair in prose ("fetching assets/queue items", "curl/httpx"), not a file
     if _USERS.search(info.text[col:]) or _USERS.search(before):
         return False

@@ -149,11 +149,18 @@ def check_links(cfg: Config, skill: Skill) -> list[Finding]:
     has = {p.split("/", 1)[0] for p in tree if "/" in p}
     tops = sorted(has | set(STANDARD_DIRS))
     mention = re.compile(r"(?<![\w/.$~@:%-])(?:\./)?((?:" + "|".join(map(re.escape, tops)) + r")/" + _PATH_CHARS + r"+)")
-    trees = [s.path for s in cfg.sources if s.path not in (".", "")]  # skills at the root: no prefix tells a root path
+    # a path from the repository root starts with a source folder; for skills at the root, with a skill's name
+    names = _skill_names(cfg)
+    trees = [s.path for s in cfg.sources if s.path not in (".", "")]
+    if len(trees) < len(cfg.sources):
+        trees += sorted(n for n in names if (cfg.root / n / SKILL_FILE).is_file())
     rooted = re.compile(r"(?<![\w/.$~@:%-])((?:" + "|".join(map(re.escape, trees)) + r")/" + _PATH_CHARS + r"+)")
     standalone = cfg.publish_of(skill.dir) == "standalone"
     out: list[Finding] = []
     own = {e.path for e in skill.files}
+    # what SKILL.md links to is loaded by the agent: its pointers are never downgraded, whatever its name
+    loaded = {posixpath.normpath(t) for t, _ in link_targets(skill.body) if not t.startswith("/")}
+    siblings = names - {skill.name}
     for path, entry in sorted(tree.items()):
         if not path.endswith(".md"):
             continue
@@ -166,7 +173,7 @@ def check_links(cfg: Config, skill: Skill) -> list[Finding]:
         text = text.replace("\r\n", "\n")
         # a maintainer document (README.md, SPEC.md, CLAUDE.md, .maintenance/...) is not what the agent loads:
         # what it points at is worth a warning, never an error
-        maintainer = _maintainer_doc(path)
+        maintainer = _maintainer_doc(path, loaded)
         broken = "warning" if maintainer else "error"
         aside = f" ({maintainer})" if maintainer else ""
         linked: set[str] = set()
@@ -206,7 +213,8 @@ def check_links(cfg: Config, skill: Skill) -> list[Finding]:
         reported: set[str] = set()
         for m in mention.finditer(text):
             ref = m.group(1).split("#", 1)[0].rstrip(".:")  # `guide.md#section`: the file is what must exist
-            if "..." in m.group(1) or "…" in m.group(1) or _PLACEHOLDER.match(posixpath.splitext(posixpath.basename(ref))[0]):
+            raw = m.group(1).rstrip(",:;)")
+            if re.search(r"/(?:\.\.\.|…)(?:/|\.?$)", raw) or _PLACEHOLDER.match(posixpath.splitext(posixpath.basename(ref))[0]):
                 continue  # `references/...`, `scripts/script_name.py`: a placeholder for any path
             if text[m.end():m.end() + 1] in ("*", "<", "{", "$") or ref in reported or _inside(link_spans, m.start(1)):
                 continue  # a glob, a placeholder, or a link target (checked above)
@@ -220,10 +228,13 @@ def check_links(cfg: Config, skill: Skill) -> list[Finding]:
                 continue  # a prose example (`scripts/rotate_pdf.py` as an illustration), never a finding
             reported.add(ref)
             stem = [t for t in tree if posixpath.splitext(t)[0] == ref]
-            owner = _sibling_owning(cfg, skill, lines[index].text, ref)
+            owner = (None if pointers.is_command(lines, index, col, ref)
+                     else _sibling_owning(cfg, lines[index].text[:col], ref, siblings))
             if owner:
-                out.append(Finding("warning", source, f"names {ref!r}, a file of the skill {owner!r} named beside it: it "
-                                   "works only where the skills ship together (a plugin)", "path-missing", ref, index + 1))
+                out.append(Finding("error" if standalone else "warning", source, f"names {ref!r}, a file of the skill "
+                                   f"{owner!r} named right before it: it is there only where the skills ship together "
+                                   f"(a plugin); write '../{owner}/{ref}', or copy the file into this skill",
+                                   "path-missing", ref, index + 1))
             elif stem:
                 out.append(Finding("warning", source, f"names {ref!r}, which does not exist in the skill; did you mean "
                                    f"{stem[0]!r}?{aside}", "path-missing", ref, index + 1))
@@ -269,21 +280,23 @@ def _inside(spans: list[tuple[int, int]], offset: int) -> bool:
 
 
 _SLASH_COMMAND = re.compile(r"^/[\w.-]+:[\w.-]+/?$")  # `[x](/plugin:skill)`: a Claude Code command, not a path
-_MAINTAINER = re.compile(r"[A-Z][A-Z0-9_-]*\.md")  # README.md, SPEC.md, EVAL.md, CLAUDE.md at the skill's root
-
-
-_TEMPLATE = re.compile(r"(?:^|[_.-])templates?(?:[_.-]|$)", re.I)  # soap_note_template.md, report.template.md
+# maintainer documents beside SKILL.md (the agent loads SKILL.md and what it points at, not these)
+_MAINTAINER = frozenset({"README.md", "CHANGELOG.md", "CONTRIBUTING.md", "LICENSE.md", "CLAUDE.md", "AGENTS.md",
+                         "GEMINI.md", "SPEC.md", "EVAL.md", "EVALS.md", "SOURCES.md", "MAINTAINERS.md", "TODO.md"})
+_TEMPLATE = re.compile(r"[_.-]template$|^template[_.-]", re.I)  # soap_note_template.md, report.template.md
 # a placeholder file name in an example command: `python scripts/script_name.py --help`
-_PLACEHOLDER = re.compile(r"^(?:(?:your|my)[_-].*|(?:script|file)[_-]?name|foo|bar|baz|example|placeholder|name)$", re.I)
+_PLACEHOLDER = re.compile(r"^(?:your[_-].+|(?:script|file)[_-]?name)$", re.I)
 
 
-def _maintainer_doc(path: str) -> str:
-    """Why the agent does not follow this file's pointers, or "": a maintainer document (an all-capitals
-    .md beside SKILL.md, anything in a dot-folder) is not loaded; a template (in a `templates/` folder, or
-    named *template*) is copied into the user's output, its links are the output's."""
+def _maintainer_doc(path: str, loaded: set[str]) -> str:
+    """Why the agent does not follow this file's pointers, or "": a maintainer document (README.md, SPEC.md,
+    CLAUDE.md ... beside SKILL.md, anything in a dot-folder) is not loaded; a template (in a `templates/`
+    folder, or named *_template*) is copied into the user's output, its links are the output's. A file
+    SKILL.md links to is loaded whatever its name (`[forms](FORMS.md)`), so it is never one of these."""
+    if path == SKILL_FILE or path in loaded:
+        return ""
     parts = path.split("/")
-    if any(p.startswith(".") for p in parts[:-1]) or (len(parts) == 1 and path != SKILL_FILE
-                                                      and _MAINTAINER.fullmatch(path) is not None):
+    if any(p.startswith(".") for p in parts[:-1]) or (len(parts) == 1 and path in _MAINTAINER):
         return "in a maintainer document the agent does not load"
     if any(p.lower() in ("templates", "template") for p in parts[:-1]) or _TEMPLATE.search(posixpath.splitext(parts[-1])[0]):
         return "in a template: its links are the output's"
@@ -298,14 +311,23 @@ def _did_you_mean(tree: dict[str, Any], path: str, resolved: str) -> str:
     return f"; did you mean {posixpath.relpath(same[0], posixpath.dirname(path) or '.')!r}?"
 
 
-def _sibling_owning(cfg: Config, skill: Skill, line: str, ref: str) -> str | None:
-    """The other skill, named on the same line, whose folder holds `ref` ("from the `pdf` skill
-    (`references/forms.md`)"), or None."""
-    named: set[str] = set(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)*", line)) - {skill.name}
-    for word in sorted(named):
+def _skill_names(cfg: Config) -> frozenset[str]:
+    """Every skill folder name of every source (a folder holding SKILL.md)."""
+    names: set[str] = set()
+    for src in cfg.sources:
+        base = cfg.root / src.path
+        if base.is_dir():
+            names |= {c.name for c in base.iterdir() if (c / SKILL_FILE).is_file()}
+    return frozenset(names)
+
+
+def _sibling_owning(cfg: Config, before: str, ref: str, siblings: frozenset[str]) -> str | None:
+    """The other skill named in the few words right before `ref` ("the `uipath-platform` skill
+    (`references/x/`)", "`editframe-api` `references/files.md`") whose folder holds it, or None."""
+    near: set[str] = set(re.findall(r"(?<![\w-])[a-z0-9]+(?:-[a-z0-9]+)*(?![\w-])", before[-60:]))
+    for word in sorted(near & siblings):
         for src in cfg.sources:
-            folder = cfg.root / src.path / word if NAME_RE.match(word) else None
-            if folder is not None and (folder / SKILL_FILE).is_file() and (folder / ref.removeprefix("./")).exists():
+            if (cfg.root / src.path / word / ref.removeprefix("./")).exists():
                 return word
     return None
 

@@ -66,13 +66,16 @@ class Detected:
 
 
 def _has_frontmatter(skill_md: Path) -> bool:
-    """Whether SKILL.md starts with a `---` frontmatter block (a file without one is a fragment, not a skill)."""
+    """Whether SKILL.md is meant as a skill: it starts with a `---` frontmatter block, or at least has a
+    `name:` / `description:` line (a skill whose frontmatter is broken: adopted, so L0 names the mistake).
+    A file with neither is a fragment (an override merged into a skill elsewhere), not a skill."""
     try:
         with skill_md.open("rb") as fh:
-            head = fh.read(16)
+            head = fh.read(4096)
     except OSError:
         return True  # unreadable: adopt it and let L0 name the problem
-    return head.removeprefix(b"\xef\xbb\xbf").startswith(b"---")
+    return (head.removeprefix(b"\xef\xbb\xbf").startswith(b"---")
+            or re.search(rb"(?m)^[ \t]*(?:name|description)[ \t]*:", head) is not None)
 
 
 def show(rel: str) -> str:

@@ -183,6 +183,8 @@ def discover(cfg: Config, problems: list[FolderProblem] | None = None) -> dict[s
             rel = child.name if tree in (".", "") else f"{tree}/{child.name}"  # a root source: `webhooks`, not `./webhooks`
             if rel in shared or child.name.startswith((".", "_")) or rel == cfg.evals_root.split("/", 1)[0]:
                 continue  # (skills at the root: the evaluation content beside them is not a skill folder)
+            if tree in (".", "") and not (child / SKILL_FILE).is_file() and not child.is_symlink():
+                continue  # at the root every folder without SKILL.md (docs/, src/) is simply not a skill: no note
             try:
                 skill = _load_skill(child, rel, problems)
             except InputError as exc:
