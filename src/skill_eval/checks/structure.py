@@ -11,6 +11,7 @@ baseline match (checks.suppress).
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from dataclasses import dataclass
@@ -128,7 +129,7 @@ def check_frontmatter(cfg: Config, skill: Skill) -> list[Finding]:
     return out
 
 
-def check_links(cfg: Config, skill: Skill) -> list[Finding]:
+def check_links(cfg: Config, skill: Skill, names: frozenset[str] | None = None) -> list[Finding]:
     """Every relative link and every path a Markdown file points the agent at resolves.
 
     Resolution is inside the *published* tree (what an agent actually sees). Links are
@@ -150,7 +151,7 @@ def check_links(cfg: Config, skill: Skill) -> list[Finding]:
     tops = sorted(has | set(STANDARD_DIRS))
     mention = re.compile(r"(?<![\w/.$~@:%-])(?:\./)?((?:" + "|".join(map(re.escape, tops)) + r")/" + _PATH_CHARS + r"+)")
     # a path from the repository root starts with a source folder; for skills at the root, with a skill's name
-    names = _skill_names(cfg)
+    names = _skill_names(cfg) if names is None else names  # every skill folder name (check_all lists them once)
     trees = [s.path for s in cfg.sources if s.path not in (".", "")]
     if len(trees) < len(cfg.sources):
         trees += sorted(n for n in names if (cfg.root / n / SKILL_FILE).is_file())
@@ -171,6 +172,7 @@ def check_links(cfg: Config, skill: Skill) -> list[Finding]:
             out.append(Finding("error", source, exc.message, "encoding"))
             continue
         text = text.replace("\r\n", "\n")
+        starts = _line_starts(text)
         # a maintainer document (README.md, SPEC.md, CLAUDE.md, .maintenance/...) is not what the agent loads:
         # what it points at is worth a warning, never an error
         maintainer = _maintainer_doc(path, loaded)
@@ -181,7 +183,7 @@ def check_links(cfg: Config, skill: Skill) -> list[Finding]:
             if target in linked:
                 continue  # one finding per target and file, at its first line (its id names the target)
             linked.add(target)
-            line = text.count("\n", 0, offset) + 1
+            line = _position(starts, offset)[0] + 1
             if target.startswith("/"):
                 if not _SLASH_COMMAND.match(target):
                     out.append(Finding(broken, source, f"absolute link {target!r} resolves nowhere once the skill is "
@@ -223,7 +225,7 @@ def check_links(cfg: Config, skill: Skill) -> list[Finding]:
             spaced = text[m.end():m.end() + 1] == " " and any(t.startswith(ref + " ") for t in tree)  # `a b.md`
             if spaced or any(c in tree or c.rstrip("/") in dirs for c in candidates):
                 continue
-            index, col = _position(text, m.start(1))
+            index, col = _position(starts, m.start(1))
             if not pointers.is_pointer(lines, index, col, ref):
                 continue  # a prose example (`scripts/rotate_pdf.py` as an illustration), never a finding
             reported.add(ref)
@@ -249,7 +251,7 @@ def check_links(cfg: Config, skill: Skill) -> list[Finding]:
             if ref in reported or _inside(link_spans, m.start(1)) or not (cfg.root / ref).exists():
                 continue
             reported.add(ref)
-            index, col = _position(text, m.start(1))
+            index, col = _position(starts, m.start(1))
             inside = posixpath.relpath(ref, skill.dir) if ref.startswith(skill.dir + "/") else None
             if ref.rstrip("/") == skill.dir:
                 fix = "the skill's own folder: name the skill, or write paths inside it relative to it"
@@ -264,10 +266,14 @@ def check_links(cfg: Config, skill: Skill) -> list[Finding]:
     return out
 
 
-def _position(text: str, offset: int) -> tuple[int, int]:
-    """(0-based line index, column) of a character offset."""
-    start = text.rfind("\n", 0, offset) + 1
-    return text.count("\n", 0, offset), offset - start
+def _line_starts(text: str) -> list[int]:
+    return [0, *(m.end() for m in re.finditer("\n", text))]
+
+
+def _position(starts: list[int], offset: int) -> tuple[int, int]:
+    """(0-based line index, column) of a character offset, given the offsets where lines start."""
+    index = bisect.bisect_right(starts, offset) - 1
+    return index, offset - starts[index]
 
 
 def _link_spans(text: str) -> list[tuple[int, int]]:
@@ -407,9 +413,10 @@ def check_all(cfg: Config, reference: dict[str, Any] | None) -> tuple[list[Findi
         findings.append(Finding(level, p.location, p.message + (f" (fix: {p.fix})" if p.fix else ""), "folder"))
     if not skills and not any(p.level == "error" for p in problems):
         findings.append(Finding("error", cfg.skills_source, "no skills found", "no-skills"))
+    names = _skill_names(cfg)
     for skill in skills.values():
         findings += check_frontmatter(cfg, skill)
-        findings += check_links(cfg, skill)
+        findings += check_links(cfg, skill, names)
         if reference is not None:
             findings += check_commands(cfg, skill, reference)
     cited = citation_graph(cfg, skills)

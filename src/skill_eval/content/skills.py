@@ -139,10 +139,10 @@ def _strip_code(text: str) -> str:
     """Blank out fenced code blocks and inline code so example links there are not links (same length:
     offsets into the result are offsets into the text)."""
     def blank(m: re.Match[str]) -> str:
-        return re.sub(r"[^\n]", " ", m.group(0))
+        return "\n".join(" " * len(line) for line in m.group(0).split("\n"))
 
     text = re.sub(r"(?ms)^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", blank, text)
-    return re.sub(r"`[^`\n]*`", blank, text)
+    return re.sub(r"`[^`\n]*`", lambda m: " " * (m.end() - m.start()), text)
 
 
 def rewrite_links(text: str, mapping: Callable[[str], str | None]) -> str:
