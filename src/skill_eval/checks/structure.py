@@ -12,6 +12,7 @@ baseline match (checks.suppress).
 from __future__ import annotations
 
 import bisect
+import itertools
 import posixpath
 import re
 from dataclasses import dataclass
@@ -179,11 +180,10 @@ def check_links(cfg: Config, skill: Skill, names: frozenset[str] | None = None) 
         broken = "warning" if maintainer else "error"
         aside = f" ({maintainer})" if maintainer else ""
         linked: set[str] = set()
-        for target, offset in link_targets(text):
+        for target, line in link_targets(text):
             if target in linked:
                 continue  # one finding per target and file, at its first line (its id names the target)
             linked.add(target)
-            line = _position(starts, offset)[0] + 1
             if target.startswith("/"):
                 if not _SLASH_COMMAND.match(target):
                     out.append(Finding(broken, source, f"absolute link {target!r} resolves nowhere once the skill is "
@@ -267,7 +267,7 @@ def check_links(cfg: Config, skill: Skill, names: frozenset[str] | None = None) 
 
 
 def _line_starts(text: str) -> list[int]:
-    return [0, *(m.end() for m in re.finditer("\n", text))]
+    return [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n"))]
 
 
 def _position(starts: list[int], offset: int) -> tuple[int, int]:

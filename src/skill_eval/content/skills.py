@@ -7,6 +7,8 @@ into a skill's published tree, and therefore which skills a fragment edit affect
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import posixpath
 import re
 from collections.abc import Callable
@@ -122,27 +124,26 @@ def iter_links(text: str) -> list[str]:
 
 
 def link_targets(text: str) -> list[tuple[str, int]]:
-    """`iter_links` with each target's character offset in `text` (in document order), for line numbers."""
-    text = _strip_code(text)
+    """`iter_links` with each target's 1-based line (in document order), for findings."""
+    text = _strip_code(text)  # line breaks kept: a line number in the stripped text is one in the text
     raw = [(m.group(2), m.start(2)) for m in LINK_RE.finditer(text)]
     raw += [(m.group(2), m.start(2)) for m in REFDEF_RE.finditer(text)]
     raw += [(m.group(1), m.start(1)) if m.group(1) is not None else (m.group(2), m.start(2)) for m in HTML_LINK_RE.finditer(text)]
+    if not raw:
+        return []
+    starts = [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n"))]  # a bisect per link, not a count
     out: list[tuple[str, int]] = []
     for r, at in sorted(raw, key=lambda x: x[1]):
         t = _clean_target(r)
         if t:
-            out.append((t, at))
+            out.append((t, bisect.bisect_right(starts, at)))
     return out
 
 
 def _strip_code(text: str) -> str:
-    """Blank out fenced code blocks and inline code so example links there are not links (same length:
-    offsets into the result are offsets into the text)."""
-    def blank(m: re.Match[str]) -> str:
-        return "\n".join(" " * len(line) for line in m.group(0).split("\n"))
-
-    text = re.sub(r"(?ms)^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", blank, text)
-    return re.sub(r"`[^`\n]*`", lambda m: " " * (m.end() - m.start()), text)
+    """Blank out fenced code blocks and inline code so example links there are not links (line breaks kept)."""
+    text = re.sub(r"(?ms)^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", lambda m: "\n" * m.group(0).count("\n"), text)
+    return re.sub(r"`[^`\n]*`", "", text)
 
 
 def rewrite_links(text: str, mapping: Callable[[str], str | None]) -> str:
