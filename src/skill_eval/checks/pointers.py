@@ -117,9 +117,7 @@ def is_pointer(lines: list[LineInfo], index: int, col: int, path: str) -> bool:
     """Whether the path at (line index, column) is an instruction to use that file."""
     info = lines[index]
     if info.fence is not None:
-        if info.fence in _EXAMPLE_FENCES:
-            return False
-        return _invoked(info.text, path, shell=info.fence in _SHELL_FENCES)
+        return is_command(lines, index, col, path)
     code = _inline_code(info.text, col)
     before = _sentence_before(info.text, col)
     if code is not None and _invoked(code, path):

@@ -12,9 +12,9 @@ baseline match (checks.suppress).
 from __future__ import annotations
 
 import bisect
-import itertools
 import posixpath
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -32,6 +32,7 @@ from skill_eval.content.skills import (
     citation_graph,
     decode_markdown,
     discover,
+    line_starts,
     link_targets,
     shared_fragments,
 )
@@ -130,7 +131,7 @@ def check_frontmatter(cfg: Config, skill: Skill) -> list[Finding]:
     return out
 
 
-def check_links(cfg: Config, skill: Skill, names: frozenset[str] | None = None) -> list[Finding]:
+def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = None) -> list[Finding]:
     """Every relative link and every path a Markdown file points the agent at resolves.
 
     Resolution is inside the *published* tree (what an agent actually sees). Links are
@@ -152,17 +153,16 @@ def check_links(cfg: Config, skill: Skill, names: frozenset[str] | None = None) 
     tops = sorted(has | set(STANDARD_DIRS))
     mention = re.compile(r"(?<![\w/.$~@:%-])(?:\./)?((?:" + "|".join(map(re.escape, tops)) + r")/" + _PATH_CHARS + r"+)")
     # a path from the repository root starts with a source folder; for skills at the root, with a skill's name
-    names = _skill_names(cfg) if names is None else names  # every skill folder name (check_all lists them once)
-    trees = [s.path for s in cfg.sources if s.path not in (".", "")]
+    skills = skills if skills is not None else {skill.name: skill}  # every discovered skill (check_all's)
+    trees = [s.path for s in cfg.sources if s.path != "."]
     if len(trees) < len(cfg.sources):
-        trees += sorted(n for n in names if (cfg.root / n / SKILL_FILE).is_file())
+        trees += sorted(s.dir for s in skills.values() if "/" not in s.dir)
     rooted = re.compile(r"(?<![\w/.$~@:%-])((?:" + "|".join(map(re.escape, trees)) + r")/" + _PATH_CHARS + r"+)")
     standalone = cfg.publish_of(skill.dir) == "standalone"
     out: list[Finding] = []
     own = {e.path for e in skill.files}
     # what SKILL.md links to is loaded by the agent: its pointers are never downgraded, whatever its name
     loaded = {posixpath.normpath(t) for t, _ in link_targets(skill.body) if not t.startswith("/")}
-    siblings = names - {skill.name}
     for path, entry in sorted(tree.items()):
         if not path.endswith(".md"):
             continue
@@ -173,7 +173,7 @@ def check_links(cfg: Config, skill: Skill, names: frozenset[str] | None = None) 
             out.append(Finding("error", source, exc.message, "encoding"))
             continue
         text = text.replace("\r\n", "\n")
-        starts = _line_starts(text)
+        starts = line_starts(text)
         # a maintainer document (README.md, SPEC.md, CLAUDE.md, .maintenance/...) is not what the agent loads:
         # what it points at is worth a warning, never an error
         maintainer = _maintainer_doc(path, loaded)
@@ -216,7 +216,7 @@ def check_links(cfg: Config, skill: Skill, names: frozenset[str] | None = None) 
         for m in mention.finditer(text):
             ref = m.group(1).split("#", 1)[0].rstrip(".:")  # `guide.md#section`: the file is what must exist
             raw = m.group(1).rstrip(",:;)")
-            if re.search(r"/(?:\.\.\.|…)(?:/|\.?$)", raw) or _PLACEHOLDER.match(posixpath.splitext(posixpath.basename(ref))[0]):
+            if _ELLIPSIS.search(raw) or _PLACEHOLDER.match(posixpath.splitext(posixpath.basename(ref))[0]):
                 continue  # `references/...`, `scripts/script_name.py`: a placeholder for any path
             if text[m.end():m.end() + 1] in ("*", "<", "{", "$") or ref in reported or _inside(link_spans, m.start(1)):
                 continue  # a glob, a placeholder, or a link target (checked above)
@@ -231,7 +231,7 @@ def check_links(cfg: Config, skill: Skill, names: frozenset[str] | None = None) 
             reported.add(ref)
             stem = [t for t in tree if posixpath.splitext(t)[0] == ref]
             owner = (None if pointers.is_command(lines, index, col, ref)
-                     else _sibling_owning(cfg, lines[index].text[:col], ref, siblings))
+                     else _sibling_owning(cfg, lines[index].text[:col], ref, skill, skills))
             if owner:
                 out.append(Finding("error" if standalone else "warning", source, f"names {ref!r}, a file of the skill "
                                    f"{owner!r} named right before it: it is there only where the skills ship together "
@@ -266,10 +266,6 @@ def check_links(cfg: Config, skill: Skill, names: frozenset[str] | None = None) 
     return out
 
 
-def _line_starts(text: str) -> list[int]:
-    return [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n"))]
-
-
 def _position(starts: list[int], offset: int) -> tuple[int, int]:
     """(0-based line index, column) of a character offset, given the offsets where lines start."""
     index = bisect.bisect_right(starts, offset) - 1
@@ -291,6 +287,7 @@ _MAINTAINER = frozenset({"README.md", "CHANGELOG.md", "CONTRIBUTING.md", "LICENS
                          "GEMINI.md", "SPEC.md", "EVAL.md", "EVALS.md", "SOURCES.md", "MAINTAINERS.md", "TODO.md"})
 _TEMPLATE = re.compile(r"[_.-]template$|^template[_.-]", re.I)  # soap_note_template.md, report.template.md
 # a placeholder file name in an example command: `python scripts/script_name.py --help`
+_ELLIPSIS = re.compile(r"/(?:\.\.\.|…)(?:/|\.?$)")  # `references/...`: any path
 _PLACEHOLDER = re.compile(r"^(?:your[_-].+|(?:script|file)[_-]?name)$", re.I)
 
 
@@ -317,29 +314,20 @@ def _did_you_mean(tree: dict[str, Any], path: str, resolved: str) -> str:
     return f"; did you mean {posixpath.relpath(same[0], posixpath.dirname(path) or '.')!r}?"
 
 
-def _skill_names(cfg: Config) -> frozenset[str]:
-    """Every skill folder name of every source (a folder holding SKILL.md)."""
-    names: set[str] = set()
-    for src in cfg.sources:
-        base = cfg.root / src.path
-        if base.is_dir():
-            names |= {c.name for c in base.iterdir() if (c / SKILL_FILE).is_file()}
-    return frozenset(names)
-
-
-def _sibling_owning(cfg: Config, before: str, ref: str, siblings: frozenset[str]) -> str | None:
+def _sibling_owning(cfg: Config, before: str, ref: str, skill: Skill, skills: Mapping[str, Skill]) -> str | None:
     """The other skill named in the few words right before `ref` ("the `uipath-platform` skill
     (`references/x/`)", "`editframe-api` `references/files.md`") whose folder holds it, or None."""
     near: set[str] = set(re.findall(r"(?<![\w-])[a-z0-9]+(?:-[a-z0-9]+)*(?![\w-])", before[-60:]))
-    for word in sorted(near & siblings):
-        for src in cfg.sources:
-            if (cfg.root / src.path / word / ref.removeprefix("./")).exists():
-                return word
+    for word in sorted(near & (set(skills) - {skill.name})):
+        if (cfg.root / skills[word].dir / ref.removeprefix("./")).exists():
+            return word
     return None
 
 
-def _source_of(cfg: Config, skill: Skill, published: str, own: set[str] | None = None) -> str:
-    if published.startswith("references/shared/") and published not in (own or set()):
+def _source_of(cfg: Config, skill: Skill, published: str, own: set[str]) -> str:
+    """The repository file behind a published path: the skill's own, or a cited shared fragment (whose
+    published copy is references/shared/... unless the skill has a file there itself, `own`)."""
+    if published.startswith("references/shared/") and published not in own:
         return f"{cfg.skills_shared}/{published[len('references/shared/'):]}"
     return f"{skill.dir}/{published}"
 
@@ -374,10 +362,11 @@ def check_commands(cfg: Config, skill: Skill, reference: dict[str, Any]) -> list
     commands: dict[str, list[str]] = {k: v["options"] for k, v in reference["commands"].items()}
     subject = cfg.subject.name
     out = []
+    own = {e.path for e in skill.files}
     for entry in skill_tree(cfg, skill):
         if not entry.path.endswith(".md"):
             continue
-        source = _source_of(cfg, skill, entry.path, {e.path for e in skill.files})
+        source = _source_of(cfg, skill, entry.path, own)
         text, _ = decode_markdown(entry.data, source)
         for lineno, argv in subject_invocations(text, subject):
             path: list[str] = []
@@ -413,10 +402,9 @@ def check_all(cfg: Config, reference: dict[str, Any] | None) -> tuple[list[Findi
         findings.append(Finding(level, p.location, p.message + (f" (fix: {p.fix})" if p.fix else ""), "folder"))
     if not skills and not any(p.level == "error" for p in problems):
         findings.append(Finding("error", cfg.skills_source, "no skills found", "no-skills"))
-    names = _skill_names(cfg)
     for skill in skills.values():
         findings += check_frontmatter(cfg, skill)
-        findings += check_links(cfg, skill, names)
+        findings += check_links(cfg, skill, skills)
         if reference is not None:
             findings += check_commands(cfg, skill, reference)
     cited = citation_graph(cfg, skills)

@@ -200,7 +200,7 @@ class SkillSource:
     def holds(self, skill_dir: str) -> bool:
         """Whether a skill folder (repository-relative, as discovery names it) is one of this source's:
         a root source (".") names its skills without a prefix (`webhooks`, not `./webhooks`)."""
-        if self.path in (".", ""):
+        if self.path == ".":
             return "/" not in skill_dir
         return skill_dir.startswith(self.path.rstrip("/") + "/")
 
@@ -451,11 +451,10 @@ def _sources(source: Path, skills: dict[str, Any], checks: dict[str, Any]) -> tu
                           fix='set [skills] source = "skills" (or add [[skills.sources]] entries with path = "...")')
     out: list[SkillSource] = []
     for spec in specs:
-        path = spec["path"].strip("/")
+        path = spec["path"].strip("/") or "."  # "/" and "./" name the repository root as "."
         if any(path == o.path for o in out):
             raise ConfigError(f"skill source {path!r} is listed twice", source=source, field="skills.sources",
                               fix="list each source folder once")
-        path = path if path not in ("", "./") else "."
         out.append(SkillSource(path, tuple(spec.get("published", ())), spec.get("shared") or ("shared" if path == "." else f"{path}/shared"),
                                spec.get("publish", publish)))
     return tuple(out)

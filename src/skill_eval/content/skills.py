@@ -131,13 +131,18 @@ def link_targets(text: str) -> list[tuple[str, int]]:
     raw += [(m.group(1), m.start(1)) if m.group(1) is not None else (m.group(2), m.start(2)) for m in HTML_LINK_RE.finditer(text)]
     if not raw:
         return []
-    starts = [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n"))]  # a bisect per link, not a count
+    starts = line_starts(text)  # a bisect per link, not a count from the top
     out: list[tuple[str, int]] = []
     for r, at in sorted(raw, key=lambda x: x[1]):
         t = _clean_target(r)
         if t:
             out.append((t, bisect.bisect_right(starts, at)))
     return out
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset where each line of `text` starts (bisect an offset into it for its line)."""
+    return [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n"))]
 
 
 def _strip_code(text: str) -> str:
@@ -181,10 +186,10 @@ def discover(cfg: Config, problems: list[FolderProblem] | None = None) -> dict[s
             raise ConfigError(f"skills.source {tree!r} is not a directory", source=cfg.source, field="skills",
                               fix="point [skills] source (or [[skills.sources]] path) at the folder holding one folder per skill")
         for child in sorted(src.iterdir()):
-            rel = child.name if tree in (".", "") else f"{tree}/{child.name}"  # a root source: `webhooks`, not `./webhooks`
+            rel = child.name if tree == "." else f"{tree}/{child.name}"  # a root source: `webhooks`, not `./webhooks`
             if rel in shared or child.name.startswith((".", "_")) or rel == cfg.evals_root.split("/", 1)[0]:
                 continue  # (skills at the root: the evaluation content beside them is not a skill folder)
-            if tree in (".", "") and not (child / SKILL_FILE).is_file() and not child.is_symlink():
+            if tree == "." and not (child / SKILL_FILE).is_file() and not child.is_symlink():
                 continue  # at the root every folder without SKILL.md (docs/, src/) is simply not a skill: no note
             try:
                 skill = _load_skill(child, rel, problems)
