@@ -165,10 +165,6 @@ def _validated_yaml(cfg: Config, path: Path, schema: str) -> Any:
     return _shared(cfg, ("yaml", str(path), schema), lambda: schemas.validate(strict.load_yaml(path), schema, path))
 
 
-def _load_any(path: Path) -> Any:
-    return strict.load_json(path) if path.suffix == ".json" else strict.load_yaml(path)
-
-
 def _shared(cfg: Config, key: tuple[Any, ...], build: Any, *keep: Any) -> Any:
     """`build()`, computed once per Config inside a `memo.sharing()` block (one check: nothing on disk
     changes during it). The memo holds cfg (and `keep`, objects whose id is part of `key`) so no id is reused."""

@@ -10,7 +10,6 @@ so a moved digest always says what to re-run).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from skill_eval.content import pack as pack_mod
@@ -145,9 +144,3 @@ def check_mapping(cur: Current) -> list[str]:
         problems.append("no skills: the surface digest would map to nothing")
     return problems
 
-
-def find_bundles(evidence_root: Path) -> list[Path]:
-    """Every bundle directory (one holding meta.json) below an evidence root, sorted."""
-    if not evidence_root.is_dir():
-        return []
-    return sorted(p.parent for p in evidence_root.rglob("meta.json") if not any(part.startswith(".") for part in p.relative_to(evidence_root).parts))

@@ -61,13 +61,6 @@ def _file_digest(cfg: Config, rel: str) -> str:
     return sha256_bytes(strict.read_bytes(fsio.repo_path(cfg.root, rel)))
 
 
-def _path_digest(cfg: Config, rel: str) -> str:
-    path = fsio.repo_path(cfg.root, rel)
-    if path.is_dir() and not path.is_symlink():
-        return tree_digest(path)
-    return _file_digest(cfg, rel)
-
-
 def _path_entries(cfg: Config, rel: str) -> list[TreeEntry]:
     """Files of a harness path as tree entries named by their repository path."""
     path = fsio.repo_path(cfg.root, rel)
