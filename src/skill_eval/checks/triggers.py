@@ -115,11 +115,72 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
+_VOWELS = frozenset("aeiou")
+_KEEP = frozenset({"embed", "shred", "hundred"})  # words ending in -ed that are no past tense
+
+
 def stem(tok: str) -> str:
-    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if tok.endswith(suffix) and len(tok) - len(suffix) >= 3 and not tok.endswith("ss"):
-            return tok[: -len(suffix)] + repl
-    return tok
+    """One stem for a word and its inflections: image/images/imaging -> imag, merge/merging/merged -> merg,
+    library/libraries -> librari, branch/branches -> branch, string/strings -> string (plural first, then
+    -ing/-ed, then a final e, or y -> i). Words of 3 letters or fewer are kept as they are. Known limit: a
+    consonant doubled before -ing/-ed stays (tagging -> tagg, tag -> tag); undoubling it was measured and
+    changed no corpus figure but let "tag it" claim "before tagging a release" in a 3-skill repository.
+    The previous stemmer split image (image) from images (imag) and merge from merging (merg)."""
+    if len(tok) <= 3 or not tok.isalpha() or tok in _KEEP:
+        return tok
+    w = tok
+    if w.endswith("ies") and len(w) >= 5:
+        w = w[:-3] + "i"
+    elif w.endswith("sses"):
+        w = w[:-2]
+    elif w.endswith("es") and w[:-2].endswith(("s", "x", "z", "ch", "sh")) and not w.endswith("ses"):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) >= 4:
+        w = w[:-1]
+    if w in _KEEP:
+        return w
+    for suffix in ("ing", "ed"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("eed") \
+                and any(c in _VOWELS for c in w[: -len(suffix)]):
+            w = w[: -len(suffix)]
+            break
+    if w.endswith("e") and len(w) >= 4:
+        w = w[:-1]
+    elif w.endswith("y") and len(w) >= 4 and w[-2] not in _VOWELS:
+        w = w[:-1] + "i"
+    return w
+
+
+# Words too common in requests for a skill name that contains them to claim a prompt on that word alone
+# (the name shortcut below): everyday verbs and nouns of software work. "pdf", "docx", "crashlytics",
+# "brainstorm" are not in it; "action", "git", "finish", "review", "test" are.
+COMMON = frozenset(stem(w) for w in """
+    action actions add agent agents analysis analyze api app apps application apply architecture article ask audit
+    automate automation basic basics best branch bug bugs build builder cache change check ci clean cli client cloud
+    code codebase command commit config configuration configure connect content context convert copy create custom
+    data database debug deploy deployment design develop development diff doc docs document documentation edit
+    error example execute file files find finish fix flow format frontend backend generate get git github guide
+    handle help image import improve install integration issue issues job key learn lint list load log make manage
+    management message migrate migration model module monitor new note open optimize output package page parallel
+    pattern patterns performance plan plugin policy post practice practices process production project pull push
+    query quality read record refactor release report repo repository request research resource resources review
+    rule rules run scan schema script search security server service session set setup share site skill skills
+    source spec start state style system task tasks team template test testing tests text tool tools track update
+    upload use user validate verify version view web website work workflow write writing
+    remote local environment day week time home point people world money price life email phone call meeting
+    question answer idea plan list table number line name word page book story game music photo video picture
+""".split())
+NAMED = "named:"  # the pseudo-term of a prompt that names a skill: "named:grill-me"
+NAME_BONUS = 2.0  # its weight, in idfs of the name's rarest word
+_NEGATED = re.compile(
+    r"(?i)(?:\b(?:do not|don't|never|not) use (?:this skill |it |this )?(?:for|when|with|if|on|to)\b"
+    r"|(?:^|(?<=[.;:]\s))not for\b)[^.;]*")
+
+
+def in_scope(description: str) -> str:
+    """The description without its negated clauses ("Don't use for Firebase Hosting, Auth, ..."): words a
+    description names to exclude must not claim the prompts that use them."""
+    return _NEGATED.sub(" ", description)
 
 
 @dataclass
@@ -129,29 +190,41 @@ class Scorer:
     n_docs: int = 0
     avgdl: float = 1.0
     names: dict[str, set[str]] = field(default_factory=dict)  # skill -> tokens of its own name
+    name_seq: dict[str, list[str]] = field(default_factory=dict)  # skill -> its name's tokens, in order
+    generic: frozenset[str] = frozenset()  # terms of the BACKGROUND requests
 
     @classmethod
     def build(cls, skills: dict[str, str]) -> Scorer:
-        docs = {name: tokenize(f"{name.replace('-', ' ')} {desc}") for name, desc in skills.items()}
+        names = {name: tokenize(name.replace("-", " ")) for name in skills}
+        docs = {name: names[name] + tokenize(in_scope(desc)) for name, desc in skills.items()}
         all_docs = list(docs.values()) + [tokenize(b) for b in BACKGROUND]
         df: Counter[str] = Counter()
         for d in all_docs:
             df.update(set(d))
         avgdl = sum(len(d) for d in docs.values()) / max(1, len(docs))
-        names = {name: set(tokenize(name.replace("-", " "))) for name in skills}
-        return cls(docs, df, len(all_docs), avgdl or 1.0, names)
+        generic = frozenset(t for b in BACKGROUND for t in tokenize(b))
+        return cls(docs, df, len(all_docs), avgdl or 1.0, {n: set(t) for n, t in names.items()}, names, generic)
 
     def names_only(self, term: str, skill: str) -> bool:
-        """A term of the skill's own name that no other description or background request uses ("pdf")."""
-        return term in self.names.get(skill, ()) and self.df.get(term, 0) == 1
+        """A distinctive term of the skill's own name that no other description or background request uses
+        ("pdf"); a common word ("action", "git", "finish") is no evidence on its own, name or not."""
+        return term in self.names.get(skill, ()) and self.df.get(term, 0) == 1 and term not in COMMON
+
+    def coincidence(self, terms: Mapping[str, float], skill: str, needed: int) -> bool:
+        """Just `needed` matched terms, every one a word of the ordinary BACKGROUND requests and none a word of
+        the skill's name ("file" and "environment" for terraform-stacks): no more evidence than one word."""
+        own = self.names.get(skill, set())
+        return len(terms) == needed and all(t in self.generic and t not in own for t in terms)
 
     def idf(self, term: str) -> float:
         n = self.df.get(term, 0)
         return math.log(1 + (self.n_docs - n + 0.5) / (n + 0.5))
 
     def contributions(self, query: str) -> dict[str, dict[str, float]]:
-        """Per skill, each matched prompt term and the weight it adds (BM25 term score)."""
-        q = set(tokenize(query))
+        """Per skill, each matched prompt term and the weight it adds (BM25 term score); a prompt that names
+        the skill (every word of its name, "grill me" for grill-me) adds the name as one more term."""
+        seq = tokenize(query)
+        q = set(seq)
         out: dict[str, dict[str, float]] = {}
         for name, doc in self.docs.items():
             tf = Counter(doc)
@@ -160,6 +233,9 @@ class Scorer:
                 f = tf.get(term, 0)
                 if f:
                     terms[term] = round(self.idf(term) * f * (K1 + 1) / (f + K1 * (1 - B + B * len(doc) / self.avgdl)), 4)
+            own = self.name_seq.get(name, [])
+            if own and _contains(seq, own):
+                terms[f"{NAMED}{name}"] = round(NAME_BONUS * max(self.idf(t) for t in own), 4)
             out[name] = terms
         return out
 
@@ -213,8 +289,13 @@ def predict(scorer: Scorer, prompts: list[TriggerPrompt], min_score: float, min_
             chosen, reason = None, "no term of the prompt is in any description"
         elif best_score < min_score:
             chosen, reason = None, f"best score {best_score:.2f} < trigger_min_score {min_score}"
-        elif best_score - second < min_margin or best_score == second:
+        elif best_score == second:
+            chosen, reason = None, _tie(ranked, best_score)
+        elif best_score - second < min_margin:
             chosen, reason = None, f"{best} does not beat the runner-up by trigger_min_margin {min_margin}"
+        elif needed > 1 and scorer.coincidence(contrib[best], best, needed):
+            chosen, reason = None, (f"{best} matched only {n_terms} words of ordinary requests "
+                                    f"({', '.join(sorted(contrib[best]))}), none of them in its name: coincidence")
         elif n_terms < needed and not (n_terms == 1 and scorer.names_only(next(iter(contrib[best])), best)):
             chosen, reason = None, f"only {n_terms} matched term(s) for {best}; a prediction needs {needed}"
         elif n_terms < needed:
@@ -224,6 +305,19 @@ def predict(scorer: Scorer, prompts: list[TriggerPrompt], min_score: float, min_
         out.append(Prediction(p.id, p.expected_skill, chosen, scores, _evidence(contrib, ranked, p.expected_skill),
                               reason, sorted(set(tokenize(p.prompt)))))
     return out
+
+
+def _contains(seq: list[str], part: list[str]) -> bool:
+    """`part` occurs in `seq` as consecutive tokens (a prompt that says the skill's name as a phrase)."""
+    n = len(part)
+    return any(seq[i:i + n] == part for i in range(len(seq) - n + 1))
+
+
+def _tie(ranked: list[tuple[str, float]], top: float) -> str:
+    """An exact tie at the top: no skill is predicted, and the reason says which skills the descriptions fail to
+    separate (no margin setting would pick one of them)."""
+    tied = [name for name, sc in ranked if sc == top]
+    return f"tie: {', '.join(tied)} score the same ({top:.2f}); their descriptions do not separate this prompt"
 
 
 def _needed(prompt: str, terms_needed: int) -> int:
@@ -271,7 +365,9 @@ def predict_fused(scorer: Scorer, semantic: Sequence[Mapping[str, Semantic | flo
             chosen, reason = None, "no skill"
         elif best_score < t.fused_min_score:
             chosen, reason = None, f"best fused score {best_score:.2f} ({best}) < fused_min_score {t.fused_min_score}"
-        elif best_score - second < t.fused_min_margin or best_score == second:
+        elif best_score == second:
+            chosen, reason = None, _tie(ranked, best_score)
+        elif best_score - second < t.fused_min_margin:
             chosen, reason = None, f"{best} does not beat the runner-up by fused_min_margin {t.fused_min_margin}"
         else:
             chosen, reason = best, (f"fused {best_score:.2f} (bm25 {bm25[best]:.2f}, semantic {combined.get(best, 0.0):.2f}), "
@@ -286,6 +382,89 @@ def predict_fused(scorer: Scorer, semantic: Sequence[Mapping[str, Semantic | flo
 
 
 NONE = "(none)"
+GAP_RULE = "trigger-description-gap"
+MISSING_SHOWN = 6  # missing words named per finding, most specific first
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A trigger finding with what a SARIF result needs: rule id, level, file, line (0: none) and message.
+    `id` (rule:where:subject) is stable across edits elsewhere, like an L0 finding's."""
+
+    level: str
+    where: str
+    message: str
+    rule: str = GAP_RULE
+    subject: str = ""
+    line: int = 0
+
+    @property
+    def id(self) -> str:
+        return f"{self.rule}:{self.where}" + (f":{self.subject}" if self.subject else "")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"level": self.level, "where": self.where, "message": self.message, "rule": self.rule, "id": self.id,
+                **({"line": self.line} if self.line else {})}
+
+    def __str__(self) -> str:
+        return f"{self.level}: {self.where}{f':{self.line}' if self.line else ''}: {self.message} [{self.id}]"
+
+
+def description_gaps(scorer: Scorer, preds: list[Prediction], prompts: Sequence[TriggerPrompt],
+                     where: Mapping[str, tuple[str, int]]) -> list[Finding]:
+    """A missed positive whose words the expected skill's description does not share (fewer matched terms than a
+    prediction needs): the description, not the scorer, is what to fix. One finding per such prompt, at the
+    expected skill's description line (`where`: skill -> (SKILL.md path, line)), naming the prompt's words its
+    description lacks, most specific first, and whether another description uses them."""
+    text = {p.id: p.prompt for p in prompts}
+    terms_needed = min_terms(len(scorer.docs))
+    out = []
+    for p in preds:
+        if p.expected is None or p.correct or p.expected not in scorer.docs or p.prompt_id not in text:
+            continue
+        prompt = text[p.prompt_id]
+        contrib = scorer.contributions(prompt)
+        shared = [t for t in contrib[p.expected] if not t.startswith(NAMED)]
+        if len(shared) >= _needed(prompt, terms_needed):
+            continue  # the description has the words; the miss is a ranking between descriptions (see --explain)
+        missing = _missing_words(scorer, prompt, p.expected)
+        if not missing:
+            continue
+        elsewhere = sorted({n for n, ts in contrib.items() if n != p.expected and any(w in ts for _, w in missing)})
+        path, line = where.get(p.expected, (p.expected, 0))
+        words = ", ".join(surface for surface, _ in missing[:MISSING_SHOWN])
+        written = _surface(prompt)
+        has = f" ({', '.join(written.get(t, t) for t in shared)})" if shared else ""
+        others = (f"; {', '.join(elsewhere[:3])} {'uses' if len(elsewhere) == 1 else 'use'} some of them"
+                  if elsewhere else "; no description uses them")
+        out.append(Finding(
+            "warning", path,
+            f"{p.expected}: its description does not cover prompt {p.prompt_id} ({prompt!r}): it shares "
+            f"{len(shared)} of the prompt's words{has}, a prediction needs "
+            f"{_needed(prompt, terms_needed)}. Missing: {words}{others}. Add the words its users would use to the "
+            "description, if the skill is meant for such requests",
+            subject=f"{p.expected}:{p.prompt_id}", line=line))
+    return out
+
+
+_CONTRACTED = frozenset({"ve", "ll", "re", "don", "doesn", "isn", "won", "didn", "can"})  # I've, we'll, don't
+
+
+def _surface(prompt: str) -> dict[str, str]:
+    """stem -> the prompt's first word with that stem, as written (lower-cased)."""
+    out: dict[str, str] = {}
+    for word in re.findall(r"[a-z0-9]+", prompt.lower()):
+        if word not in STOP and word not in _CONTRACTED and len(word) >= 2:
+            out.setdefault(stem(word), word)
+    return out
+
+
+def _missing_words(scorer: Scorer, prompt: str, skill: str) -> list[tuple[str, str]]:
+    """(word as written, its stem) for each content word of the prompt not in the skill's document, the rarest
+    (highest idf: the most specific) first."""
+    doc = set(scorer.docs.get(skill, ()))
+    seen = {t: w for t, w in _surface(prompt).items() if t not in doc}
+    return [(w, t) for t, w in sorted(seen.items(), key=lambda kv: (-scorer.idf(kv[0]), kv[1]))]
 
 
 def metrics(preds: list[Prediction], skills: list[str]) -> dict[str, Any]:
