@@ -261,7 +261,7 @@ class Prediction:
     scores: dict[str, float]
     matched: dict[str, dict[str, float]] = field(default_factory=dict)  # top skills' matched terms -> weight
     reason: str = ""  # why the top skill was or was not predicted
-    tokens: list[str] = field(default_factory=list)  # the prompt's normalized tokens (what BM25 looked for)
+    tokens: list[str] = field(default_factory=list)  # the prompt's content words, as written (what BM25 looked for)
     semantic: dict[str, float] = field(default_factory=dict)  # fused scorer: semantic score per skill
     bm25: dict[str, float] = field(default_factory=dict)  # fused scorer: BM25 per skill (scores holds the fused)
     # fused scorer, for the skills in `matched`: cosine, tokens, bm25_counted (1/0); and closest word pairs
@@ -303,7 +303,7 @@ def predict(scorer: Scorer, prompts: list[TriggerPrompt], min_score: float, min_
         else:
             chosen, reason = best, f"{n_terms} matched terms, score {best_score:.2f}, margin {best_score - second:.2f}"
         out.append(Prediction(p.id, p.expected_skill, chosen, scores, _evidence(contrib, ranked, p.expected_skill),
-                              reason, sorted(set(tokenize(p.prompt)))))
+                              reason, sorted(set(_surface(p.prompt).values()))))
     return out
 
 
@@ -374,7 +374,7 @@ def predict_fused(scorer: Scorer, semantic: Sequence[Mapping[str, Semantic | flo
                                     f"margin {best_score - second:.2f}")
         shown = _evidence(contrib, ranked, p.expected_skill, positive_only=False)  # fused scores can be < 0
         out.append(Prediction(
-            p.id, p.expected_skill, chosen, fused, shown, reason, sorted(set(tokenize(p.prompt))), combined, bm25,
+            p.id, p.expected_skill, chosen, fused, shown, reason, sorted(set(_surface(p.prompt).values())), combined, bm25,
             {n: {"cosine": parts[n].cosine, "tokens": parts[n].tokens, "bm25_counted": float(counted[n])}
              for n in shown if n in parts},
             {n: list(parts[n].pairs) for n in shown if n in parts}))
