@@ -2,28 +2,38 @@
 
 Method (documented so a failure can be reasoned about): Okapi BM25 (k1=1.2, b=0.75)
 of each corpus prompt against each skill's `name + description`, over normalized
-tokens (lower-cased, split on non-alphanumerics, stop-words dropped, a light suffix
-stemmer). Document frequencies come from the skill descriptions plus a fixed set of
-generic task requests (BACKGROUND), so words every request uses ("write", "code",
-"fix", "log", "check") carry little weight, and so a term's weight barely depends on how
-many skills the repository has (the background outnumbers small skill sets).
+tokens (lower-cased, split on non-alphanumerics, stop-words dropped, one stemmer for a word and its
+inflections: image/images/imaging, merge/merging/merged). A description's negated clauses ("Don't use
+for Firestore, Auth ...") are left out: the words it excludes claim nothing. Document frequencies come
+from the skill descriptions plus a fixed set of generic task requests (BACKGROUND), so words every
+request uses ("write", "code", "fix", "log", "check") carry little weight, and so a term's weight barely
+depends on how many skills the repository has (the background outnumbers small skill sets). A prompt
+that says a skill's whole name as a phrase ("grill me" for grill-me, "tdd") adds the name as one more
+matched term (`named:<skill>`, weighted NAME_BONUS idfs of the name's rarest word).
 
 A prompt is predicted to the top-scoring skill when (1) its score reaches
-`trigger_min_score`, (2) it beats the runner-up by `trigger_min_margin`, and (3) enough
+`trigger_min_score`, (2) it beats the runner-up by `trigger_min_margin` (an exact tie is reported as
+a tie: the descriptions do not separate the prompt, whatever the margin), and (3) enough
 distinct terms of the prompt match that skill's description: `min_terms(n_skills)`, which
 adapts to the number of skills. Few descriptions (< MANY_SKILLS) cover few words, so one
 shared term is evidence; many descriptions cover most common words, so a single shared
 word is coincidence and a prediction needs MIN_TERMS (a prompt with at most MIN_TERMS
-content words still needs only one, and so does a term of the skill's own name that no other
-description or background request uses, like "pdf" for a skill named pdf). Otherwise the
-prompt is predicted to no skill.
+content words still needs only one, and so does a distinctive word of the skill's own name that no
+other description or background request uses, like "pdf" for a skill named pdf; a common word
+(COMMON: "action", "git", "finish", "review") is no such evidence). Just MIN_TERMS matched words that
+all occur in the BACKGROUND requests and none in the skill's name ("file", "environment") are
+coincidence too. Otherwise the prompt is predicted to no skill.
 Calibration: with these defaults a 17-skill, 50-prompt corpus shaped like public skills
 repositories (tests/data/triggers17/) classifies every prompt correctly, where the
 single-term rule claimed 9 of its 14 negatives on one generic word each ("write", "log",
 "commit", "plan", "fix"). Negatives count: a description
 that claims everything pulls negative prompts and fails negative accuracy and precision.
 `--explain` prints, per prompt, the matched terms and their weights for the top skills and for the
-expected skill (always, wherever it ranks), and the prompt's tokens when no term matched.
+expected skill (always, wherever it ranks), and the prompt's words when no term matched.
+A missed positive whose words its expected skill's description lacks (fewer matched terms than a
+prediction needs) is a `trigger-description-gap` finding at that SKILL.md's `description:` line,
+naming the prompt's missing words, most specific first: what to add to the description, not only
+that the check failed.
 
 Fused scorer (`[triggers] scorer = "fused"`, extra skill-eval[semantic]): BM25 misses paraphrase
 ("500 only in production" shares no term with "Use when encountering any bug"), so each skill also
