@@ -162,3 +162,23 @@ def test_check_triggers_reports_the_gap_with_file_and_line(mini_repo, capsys):
     assert "llamas" in f["message"] and "quantum" in f["message"]
     main(["check-triggers", "--root", str(mini_repo)])
     assert "trigger-description-gap:" in capsys.readouterr().out
+
+
+def test_gate_failures_are_findings_with_rule_file_and_line(mini_repo, capsys):
+    """What a SARIF result needs, for every threshold failure: rule id, level, file, line where one exists."""
+    p = mini_repo / "skills-src/beta/SKILL.md"
+    greedy = "Use for everything, SQL migration orders table database widget gadget consumers library build breakage."
+    p.write_text(p.read_text().replace("description: Explain which gadget consumers are affected by a gadget library change, using used-by scoping.", f"description: {greedy}"))
+    assert main(["check-triggers", "--root", str(mini_repo), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    errors = [f for f in out["findings"] if f["level"] == "error"]
+    assert [f["message"] for f in errors] == out["problems"]  # one finding per gate failure, same words
+    neg = next(f for f in errors if f["rule"] == "trigger-negative-accuracy")
+    assert neg["where"] == "evals/trigger_corpus.yaml" and "line" not in neg
+    p.write_text(p.read_text().replace(f"description: {greedy}", "description: Bake sourdough bread."))
+    assert main(["check-triggers", "--root", str(mini_repo), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    recall = next(f for f in out["findings"] if f["rule"] == "trigger-recall")
+    lines = (mini_repo / recall["where"]).read_text().splitlines()
+    assert recall["where"].endswith("beta/SKILL.md") and lines[recall["line"] - 1].startswith("description:")
+    assert recall["level"] == "error" and recall["id"] == f"trigger-recall:{recall['where']}:beta"

@@ -532,24 +532,38 @@ def competing(preds: list[Prediction], ratio: float = 0.8) -> list[dict[str, obj
 
 def gate(cfg: Config, m: dict[str, Any]) -> list[str]:
     """Threshold failures; an unmeasurable metric (no prompts for a skill) fails closed."""
+    return [f.message for f in gate_findings(cfg, m)]
+
+
+def gate_findings(cfg: Config, m: dict[str, Any], where: Mapping[str, tuple[str, int]] | None = None,
+                  corpus: str = "") -> list[Finding]:
+    """The threshold failures as error findings: a skill's recall or precision at its description line
+    (`where`: skill -> (SKILL.md, line)), a skill without positives and the negatives at the corpus file."""
     t = cfg.thresholds
-    problems = []
+    where = where or {}
+    out: list[Finding] = []
+
+    def add(rule: str, message: str, subject: str = "negatives", at: tuple[str, int] | None = None) -> None:
+        path, line = at or (corpus, 0)
+        out.append(Finding("error", path, message, rule, subject, line))
+
     for skill, row in m["per_skill"].items():
+        desc = where.get(skill, (corpus, 0))
         if row["expected"] == 0:
-            problems.append(f"{skill}: the corpus has no positive prompt for it")
+            add("trigger-no-positive", f"{skill}: the corpus has no positive prompt for it", skill)
             continue
         if row["predicted"] == 0:
-            problems.append(f"{skill}: never predicted — recall 0.00 < {t.trigger_min_recall} "
-                            "(its description shares too few terms with its prompts; see --explain)")
+            add("trigger-recall", f"{skill}: never predicted — recall 0.00 < {t.trigger_min_recall} "
+                "(its description shares too few terms with its prompts; see --explain)", skill, desc)
             continue
         if row["precision"] < t.trigger_min_precision:
-            problems.append(f"{skill}: precision {row['precision']:.2f} < {t.trigger_min_precision}")
+            add("trigger-precision", f"{skill}: precision {row['precision']:.2f} < {t.trigger_min_precision}", skill, desc)
         if row["recall"] < t.trigger_min_recall:
-            problems.append(f"{skill}: recall {row['recall']:.2f} < {t.trigger_min_recall}")
+            add("trigger-recall", f"{skill}: recall {row['recall']:.2f} < {t.trigger_min_recall}", skill, desc)
     neg = m["negative_accuracy"]
     if neg is None:
-        problems.append("the corpus has no negative prompts")
+        add("trigger-negative-accuracy", "the corpus has no negative prompts")
     elif neg < t.trigger_min_negative_accuracy:
-        problems.append(f"negative accuracy {neg:.2f} < {t.trigger_min_negative_accuracy} (descriptions claim out-of-scope prompts)")
-    return problems
-
+        add("trigger-negative-accuracy", f"negative accuracy {neg:.2f} < {t.trigger_min_negative_accuracy} "
+            "(descriptions claim out-of-scope prompts)")
+    return out

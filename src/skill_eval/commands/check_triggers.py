@@ -90,9 +90,10 @@ def run(args: argparse.Namespace) -> int:
     method = getattr(args, "scorer", None) or cfg.triggers.scorer
     preds = trigger_scoring.predict_corpus(cfg, descriptions, prompts, method)
     m = triggers.metrics(preds, sorted(skills))
-    problems = triggers.gate(cfg, m)
-    gaps = triggers.description_gaps(triggers.Scorer.build(descriptions), preds, prompts,
-                                     {n: _description_line(cfg.root, s.dir) for n, s in skills.items()})
+    where = {n: _description_line(cfg.root, s.dir) for n, s in skills.items()}
+    failed = triggers.gate_findings(cfg, m, where, f"{cfg.evals_root}/{evals.TRIGGER_CORPUS}")
+    problems = [f.message for f in failed]
+    gaps = triggers.description_gaps(triggers.Scorer.build(descriptions), preds, prompts, where)
     lines = []
     for skill, row in m["per_skill"].items():
         prec = _fmt(row["precision"]) if row["predicted"] else "n/a (never predicted)"
@@ -118,6 +119,6 @@ def run(args: argparse.Namespace) -> int:
     lines.append(f"check-triggers: {'FAIL' if problems else 'ok'} — {len(prompts)} prompts, accuracy {_fmt(m['accuracy'])} "
                  f"({len(skills)} skills; {how}; --explain shows the evidence)")
     emit(args, lines, {"ok": not problems, "problems": problems, "metrics": m, "method": method,
-                       "min_terms": needed, "findings": [g.as_dict() for g in gaps],
+                       "min_terms": needed, "findings": [f.as_dict() for f in failed + gaps],
                        "predictions": [p.__dict__ for p in preds]})
     return 1 if problems else 0
