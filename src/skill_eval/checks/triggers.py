@@ -54,6 +54,7 @@ docs/TRIGGERS.md and tests/data/triggers/README.md.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -129,6 +130,7 @@ _VOWELS = frozenset("aeiou")
 _KEEP = frozenset({"embed", "shred", "hundred"})  # words ending in -ed that are no past tense
 
 
+@functools.lru_cache(maxsize=65536)
 def stem(tok: str) -> str:
     """One stem for a word and its inflections: image/images/imaging -> imag, merge/merging/merged -> merg,
     library/libraries -> librari, branch/branches -> branch, string/strings -> string (plural first, then
@@ -244,7 +246,7 @@ class Scorer:
                 if f:
                     terms[term] = round(self.idf(term) * f * (K1 + 1) / (f + K1 * (1 - B + B * len(doc) / self.avgdl)), 4)
             own = self.name_seq.get(name, [])
-            if own and _contains(seq, own):
+            if own and own[0] in q and _contains(seq, own):
                 terms[f"{NAMED}{name}"] = round(NAME_BONUS * max(self.idf(t) for t in own), 4)
             out[name] = terms
         return out
