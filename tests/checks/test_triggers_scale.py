@@ -67,9 +67,9 @@ def test_threshold_adapts_to_the_number_of_skills():
     scorer = triggers.Scorer.build(yaml.safe_load((DATA / "skills.yaml").read_text()))
     [p] = triggers.predict(scorer, [TriggerPrompt("x", "Convert to PDF", "pdf")], 1.0, 0.0)
     assert p.predicted == "pdf"
-    # one matched term is enough when it names the skill and no other description uses it ...
+    # a prompt that says a skill's whole name adds the name as a term: "pdf" and named:pdf ...
     [p] = triggers.predict(scorer, [TriggerPrompt("y", "Please look over this pdf before Monday's review", "pdf")], 1.0, 0.0)
-    assert p.predicted == "pdf" and p.reason == "1 matched term, 'pdf', names pdf and no other skill"
+    assert p.predicted == "pdf" and set(p.matched["pdf"]) == {"pdf", "named:pdf"}
     # ... but not when another description shares it ("log": incident-log-triage and webapp-testing)
     [p] = triggers.predict(scorer, [TriggerPrompt("z", "I cannot log in to my email account", None)], 1.0, 0.0)
     assert p.predicted is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from skill_eval.checks import trigger_scoring, triggers
 from skill_eval.commands import explain
@@ -56,6 +57,22 @@ def explain_lines(preds: list[triggers.Prediction]) -> list[str]:
     return lines
 
 
+def _description_line(root: Path, skill_dir: str) -> tuple[str, int]:
+    """The skill's SKILL.md (repository-relative) and the 1-based line of its frontmatter `description:` (0 if
+    not found): where a description-gap finding points."""
+    where = f"{skill_dir}/SKILL.md"
+    try:
+        text = (root / where).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return where, 0
+    for i, line in enumerate(text.splitlines()[1:], start=2):
+        if line.strip() == "---":
+            break
+        if line.startswith("description:"):
+            return where, i
+    return where, 0
+
+
 def _fmt(v: float | None) -> str:
     return "n/a" if v is None else f"{v:.2f}"
 
@@ -73,7 +90,10 @@ def run(args: argparse.Namespace) -> int:
     method = getattr(args, "scorer", None) or cfg.triggers.scorer
     preds = trigger_scoring.predict_corpus(cfg, descriptions, prompts, method)
     m = triggers.metrics(preds, sorted(skills))
-    problems = triggers.gate(cfg, m)
+    where = {n: _description_line(cfg.root, s.dir) for n, s in skills.items()}
+    failed = triggers.gate_findings(cfg, m, where, f"{cfg.evals_root}/{evals.TRIGGER_CORPUS}")
+    problems = [f.message for f in failed]
+    gaps = triggers.description_gaps(triggers.Scorer.build(descriptions), preds, prompts, where)
     lines = []
     for skill, row in m["per_skill"].items():
         prec = _fmt(row["precision"]) if row["predicted"] else "n/a (never predicted)"
@@ -90,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
             lines.append(f"  {p.prompt_id}: -> {p.predicted} {p.scores}")
     if args.explain:
         lines += explain_lines(preds)
+    lines += [f"  {g}" for g in gaps]
     lines += [f"  FAIL: {p}" for p in problems]
     needed = triggers.min_terms(len(skills))
     how = (f"fused: BM25 + prior-corrected cosine and word match, semantic weight {cfg.triggers.semantic_weight}, "
@@ -98,5 +119,6 @@ def run(args: argparse.Namespace) -> int:
     lines.append(f"check-triggers: {'FAIL' if problems else 'ok'} — {len(prompts)} prompts, accuracy {_fmt(m['accuracy'])} "
                  f"({len(skills)} skills; {how}; --explain shows the evidence)")
     emit(args, lines, {"ok": not problems, "problems": problems, "metrics": m, "method": method,
-                       "min_terms": needed, "predictions": [p.__dict__ for p in preds]})
+                       "min_terms": needed, "findings": [f.as_dict() for f in failed + gaps],
+                       "predictions": [p.__dict__ for p in preds]})
     return 1 if problems else 0
