@@ -12,6 +12,7 @@ baseline match (checks.suppress).
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import posixpath
 import re
 from collections.abc import Mapping
@@ -123,6 +124,33 @@ def check_frontmatter(cfg: Config, skill: Skill) -> list[Finding]:
         out.append(Finding("warning", where, f"body is {lines} lines (> {cfg.body_warn_lines}); move detail into references/", "body-size", "lines"))
     if len(skill.body) / 4 > 5000:
         out.append(Finding("warning", where, f"body is ~{len(skill.body) // 4} tokens (> 5000); move detail into references/", "body-size", "tokens"))
+    return _with_key_lines(skill, out)
+
+
+def _with_key_lines(skill: Skill, findings: list[Finding]) -> list[Finding]:
+    """Frontmatter findings at the line of their key in SKILL.md (line 1, the frontmatter, for a key that is
+    missing or a finding about the whole file), so --json, editors and CI annotations can point at it."""
+    if not findings:
+        return findings
+    entry = next((e for e in skill.files if e.path == SKILL_FILE), None)
+    head = entry.data.decode("utf-8", errors="replace").removeprefix("\ufeff") if entry else ""
+    lines = head.replace("\r\n", "\n").split("\n")
+    keys: dict[str, int] = {}
+    for n, text in enumerate(lines[1:], start=2):
+        if text.rstrip() == "---":
+            break
+        m = re.match(r"""^(["']?)([^\s:"'#][^:"']*)\1\s*:""", text)
+        if m:
+            keys.setdefault(m.group(2), n)
+    body_line = len(lines) - skill.body.count("\n")  # where the body starts (body-size findings)
+    out = []
+    for f in findings:
+        if f.line:
+            out.append(f)
+        elif f.rule == "body-size":
+            out.append(dataclasses.replace(f, line=max(body_line, 1)))
+        else:
+            out.append(dataclasses.replace(f, line=keys.get(f.subject, 1)))
     return out
 
 
