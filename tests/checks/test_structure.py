@@ -357,3 +357,16 @@ def test_frontmatter_keys_no_client_documents_are_errors_and_documented_ones_war
     assert invocable.level == "warning" and "Claude Code documents it" in invocable.message
     assert tools.level == "error" and "did you mean 'allowed-tools'" in tools.message
     assert "Claude Code, Codex, Gemini CLI" in tools.message
+
+
+def test_a_folder_the_skill_says_lives_in_a_clone_is_a_warning(mini_repo):
+    """anthropics/claude-plugins-official m5-onboard: 'the executable scripts ... live in a local clone of ...'."""
+    p = mini_repo / "skills-src/beta/SKILL.md"
+    text = p.read_text() + "\n```bash\npython3 scripts/onboard.py --apps buddy\n```\n"
+    p.write_text(text)
+    regen(mini_repo)
+    assert [f.level for f in _findings(mini_repo) if f.subject == "scripts/onboard.py"] == ["error"]
+    p.write_text(text + "\nThe executable scripts and the app bundle live in a local clone of https://example.com/x.\n")
+    regen(mini_repo)
+    found = [f for f in _findings(mini_repo) if f.subject == "scripts/onboard.py"]
+    assert [f.level for f in found] == ["warning"] and "live in a clone" in found[0].message

@@ -115,7 +115,8 @@ def test_a_one_line_skill_fix_names_the_stale_pack_once_with_its_command(tmp_pat
     assert main(["pr", "--root", str(repo)]) == 1
     out = capsys.readouterr().out
     stale = [ln for ln in out.splitlines() if ln.startswith("  stale:")]
-    assert stale == ["  stale: 2 entries moved with the files you edited (skill:alpha, skill:beta); --json lists each"]
+    assert stale == ["  stale: skill:alpha: inputs moved: skills/alpha (affects alpha)",
+                     "  stale: skill:beta: inputs moved: skills/beta (affects beta)"]  # one line per edit
     assert out.rstrip().endswith("only the evaluation pack is stale: run `skill-eval pack`, then commit "
                                  "agent-evals/skills/skill-eval-pack.json")
     assert main(["pack", "--check", "--root", str(repo), "--json"]) == 1

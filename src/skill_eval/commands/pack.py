@@ -20,17 +20,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _stale_lines(problems: list[str]) -> list[str]:
-    """The stale entries as the maintainer needs them: entries that only moved with edited files (the usual
-    case after editing a skill: a derived file out of date) are one line naming them, since one command fixes
-    them all; anything else (a hand-edited pack) is listed entry by entry. `--json` keeps every entry."""
-    moved = [p for p in problems if ": inputs moved: " in p and "hand-edited" not in p]
-    lines = [f"  stale: {p}" for p in problems if p not in moved]
-    if len(moved) == 1:
-        lines.append(f"  stale: {moved[0]}")
-    elif moved:
-        keys = [p.split(": ", 1)[0] for p in moved]
-        lines.append(f"  stale: {len(moved)} entries moved with the files you edited ({', '.join(keys[:6])}"
-                     f"{', ...' if len(keys) > 6 else ''}); --json lists each")
+    """The stale entries as the maintainer reads them: entries whose inputs moved together (one edit: a
+    skill, a shared fragment, a fixture) are one line, since one `skill-eval pack` fixes them all; a
+    hand-edited pack or a changed affected-skills list keeps its own line. `--json` keeps every entry."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    lines: list[str] = []
+    for p in problems:
+        key, sep, rest = p.partition(": inputs moved: ")
+        inputs, _, affects = rest.rpartition(" (affects ")
+        if not sep or not inputs or ";" in inputs:
+            lines.append(f"  stale: {p}")
+            continue
+        groups.setdefault(inputs, []).append((key, affects.rstrip(")")))
+    for inputs, entries in groups.items():
+        skills = sorted({s for _, aff in entries for s in aff.split(", ") if s})
+        lines.append(f"  stale: {', '.join(k for k, _ in entries)}: inputs moved: {inputs} (affects {', '.join(skills)})")
     return lines
 
 
