@@ -310,7 +310,8 @@ def test_l0_precision_on_patterns_from_public_repositories(mini_repo):
     (skill / "references/runbook.md").write_text(
         "# Runbook\n\n```bash\n./scripts/smoke-test.sh\n```\n\n"  # a runbook's script in a reference: an example
         "````markdown\n```html\n<img src=\"chart.png\" alt=\"x\" />\n```\n![](image1.png)\n````\n"  # fenced: no link
-        "Then run `python scripts/not-shipped.py` now.\n")  # a real pointer in prose stays an error
+        "Then run `python scripts/not-shipped.py` now.\n"  # a real pointer in prose stays an error
+        "```bash\npython skills-src/alpha/references/details.md\n```\n")  # from the root, in an example: a warning
     (skill / "jobs").mkdir()
     (skill / "jobs/scan.md").write_text("Scan.\n")
     p = skill / "SKILL.md"
@@ -325,6 +326,8 @@ def test_l0_precision_on_patterns_from_public_repositories(mini_repo):
     example = got[("path-missing", "runbook.md", "scripts/smoke-test.sh")]
     assert example.level == "warning" and "code example of a reference file" in example.message and example.line == 4
     assert got[("path-missing", "runbook.md", "scripts/not-shipped.py")].level == "error"
+    rooted = got[("path-root-relative", "runbook.md", "skills-src/alpha/references/details.md")]
+    assert rooted.level == "warning" and "code example of a reference file" in rooted.message
     assert got[("path-missing", "SKILL.md", "scripts/in-skill-md.sh")].level == "error"
     gone = got[("link-broken", "SKILL.md", "jobs/gone.md")]
     assert gone.level == "error" and "${CLAUDE_SKILL_DIR}/jobs/gone.md" in gone.message
