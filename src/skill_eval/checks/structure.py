@@ -335,10 +335,10 @@ def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = 
                 fix = f"write it relative to the skill: {inside!r}"
             else:
                 fix = "copy the file into the skill and name it relative to the skill"
-            example = lines[index].fence is not None and path != SKILL_FILE  # a code example in a reference file
-            instruction = pointers.is_pointer(lines, index, col, ref) and not maintainer and not example
+            in_example = lines[index].fence is not None and path != SKILL_FILE  # a code example in a reference file
+            instruction = pointers.is_pointer(lines, index, col, ref) and not maintainer and not in_example
             level, how = ("error", "an instruction names") if instruction else ("warning", "names")
-            where = " (in a code example of a reference file)" if example else aside
+            where = " (in a code example of a reference file)" if in_example else aside
             out.append(Finding(level, source, f"{how} {ref!r} from the repository root, which is wrong once the skill is "
                                f"installed{where} ({fix})", "path-root-relative", ref, index + 1))
     return out
