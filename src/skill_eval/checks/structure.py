@@ -246,14 +246,7 @@ def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = 
                 continue  # one finding per target and file, at its first line (its id names the target)
             linked.add(target)
             if target.startswith("${"):
-                var = _SKILL_DIR_VAR.match(target)  # Claude Code substitutes the skill's folder
-                if var is None:
-                    continue  # ${CLAUDE_PLUGIN_ROOT}/...: a client's variable, outside what L0 can resolve
-                target = var.group(1)
-                if posixpath.normpath(target) in tree or posixpath.normpath(target).rstrip("/") in dirs:
-                    continue
-                out.append(Finding(broken, source, f"broken link {'${CLAUDE_SKILL_DIR}/' + target!r}: no {posixpath.normpath(target)} in "
-                                   f"the published skill{aside}", "link-broken", target, line))
+                out += _variable_link(tree.keys() | dirs, target, Finding(broken, source, aside, "link-broken", "", line))
                 continue
             if target.startswith("/"):
                 if not _SLASH_COMMAND.match(target):
@@ -346,6 +339,17 @@ def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = 
 
 _FRONTMATTER_BLOCK = re.compile(r"\A---[ \t]*\n.*?^---[ \t]*$", re.S | re.M)
 _SKILL_DIR_VAR = re.compile(r"^\$\{CLAUDE_SKILL_DIR\}/(.+)$")
+
+
+def _variable_link(known: set[str], target: str, at: Finding) -> list[Finding]:
+    """A link through a client's variable: `${CLAUDE_SKILL_DIR}/x` is `x` in the skill (Claude Code
+    substitutes it); any other (`${CLAUDE_PLUGIN_ROOT}/...`) is outside what L0 can resolve."""
+    var = _SKILL_DIR_VAR.match(target)
+    inside = posixpath.normpath(var.group(1)) if var else ""
+    if not inside or inside in known or inside.rstrip("/") in known:
+        return []
+    return [dataclasses.replace(at, subject=var.group(1) if var else target,
+                                message=f"broken link {target!r}: no {inside} in the published skill{at.message}")]
 
 
 def _example_aside(path: str, line: pointers.LineInfo, text: str, top: str, has: set[str]) -> str:
