@@ -137,3 +137,18 @@ def test_frontmatter_findings_carry_their_line_in_json(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     lines = {f["id"].rsplit(":", 1)[-1]: f.get("line") for f in out["errors"] + out["warnings"]}
     assert lines["name"] == 2 and lines["version"] == 4, out
+
+
+def test_publish_detection_survives_hostile_files(tmp_path, capsys):
+    """A contributor writes the marketplace, the README and the skills: odd shapes never break init."""
+    repo = _linked_repo(tmp_path)
+    (repo / "skills/gamma/SKILL.md").write_text((repo / "skills/gamma/SKILL.md").read_text()
+                                               + "\n[x](../beta/%00nul.md) [y](../gamma/loop/loop/a.md)\n")
+    (repo / "skills/gamma/loop").symlink_to(repo / "skills/gamma", target_is_directory=True)  # a loop, not followed
+    assert main(["init", str(repo), "--dry-run"]) == 0
+    assert "publish: plugin (2 link(s) between sibling skills" in capsys.readouterr().out  # the odd links count nothing
+    (repo / ".claude-plugin").mkdir()
+    for market in ('{"plugins": 5}', '["x"]', '{"plugins": [{"source": 7}, "x", {"source": "\\u0000"}]}', "not json"):
+        (repo / ".claude-plugin/marketplace.json").write_text(market)
+        assert main(["init", str(repo), "--dry-run", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["publish"] == "plugin", market  # its shape is not trusted

@@ -265,9 +265,10 @@ def _one_by_one_signs(root: Path, skills: dict[str, Path]) -> list[str]:
             entries = json.loads(market.read_text(encoding="utf-8")).get("plugins", [])
         except (ValueError, OSError, AttributeError):
             entries = []
+        entries = entries if isinstance(entries, list) else []  # a contributor's file: any shape
         dirs = {p.resolve() for p in skills.values()}
         single = sum(1 for e in entries if isinstance(e, dict) and isinstance(e.get("source"), str)
-                     and (root / e["source"]).resolve() in dirs)
+                     and _resolved(root / e["source"]) in dirs)
         if entries and 2 * single > len(entries):
             signs.append(f"marketplace.json: {single} of its {len(entries)} plugins are single skills")
     own = sum(1 for d in skills.values() if any((d / f).is_file() for f in _PER_SKILL_FILES))
@@ -292,16 +293,24 @@ def _sibling_links(root: Path, skills: dict[str, Path]) -> int:
     dirs = {p.resolve(): name for name, p in skills.items()}
     count = 0
     for name, folder in skills.items():
-        for md in sorted(folder.rglob("*.md")):
-            if md.is_symlink() or not md.is_file():
-                continue
-            for target in iter_links(md.read_text(encoding="utf-8", errors="replace")):
-                if not target.startswith("../"):
+        for dirpath, dirnames, filenames in os.walk(folder):  # symlinked folders are not followed
+            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+            for md in (Path(dirpath) / f for f in sorted(filenames) if f.endswith(".md")):
+                if md.is_symlink() or not md.is_file():
                     continue
-                landed = (md.parent / target).resolve()
-                owner = next((n for d, n in dirs.items() if landed == d or d in landed.parents), None)
-                count += owner is not None and owner != name
+                for target in iter_links(md.read_text(encoding="utf-8", errors="replace")):
+                    landed = _resolved(md.parent / target) if target.startswith("../") else None
+                    owner = next((n for d, n in dirs.items() if landed == d or (landed and d in landed.parents)), None)
+                    count += owner is not None and owner != name
     return count
+
+
+def _resolved(path: Path) -> Path | None:
+    """A path made absolute, or None where it cannot be (a NUL byte, a symlink loop)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
 
 
 def install_spec() -> tuple[str | None, str]:
