@@ -373,3 +373,22 @@ def test_a_folder_the_skill_says_lives_in_a_clone_is_a_warning(mini_repo):
     regen(mini_repo)
     found = [f for f in _findings(mini_repo) if f.subject == "scripts/onboard.py"]
     assert [f.level for f in found] == ["warning"] and "live in a clone" in found[0].message
+
+
+def test_quoted_site_links_and_paths_said_to_be_another_repositorys(mini_repo):
+    """coreyhaines31/marketingskills: a site-absolute link inside a quoted example is text for the user's
+    site, and a root path 'in the `x` repo' is said to be that repository's: a warning, not an instruction."""
+    (mini_repo / "skills-src/beta/references").mkdir()
+    (mini_repo / "skills-src/beta/references/ideas.md").write_text("# Ideas\n")
+    p = mini_repo / "skills-src/alpha/SKILL.md"
+    p.write_text(p.read_text()
+                 + '\n| Contextual | "Learn more about [analytics](/features/analytics)" |\n'
+                 + "Open [the editor](/docs/editor) now.\n"  # not quoted: still an error
+                 + "1. Read `skills-src/beta/references/ideas.md` in the `acme-skills` repo\n"
+                 + "2. Read `skills-src/beta/SKILL.md` before you start.\n")
+    regen(mini_repo)
+    got = {(f.rule, f.subject): f for f in _findings(mini_repo) if f.where == "skills-src/alpha/SKILL.md"}
+    assert ("link-broken", "/features/analytics") not in got
+    assert got[("link-broken", "/docs/editor")].level == "error"
+    assert got[("path-root-relative", "skills-src/beta/references/ideas.md")].level == "warning"
+    assert got[("path-root-relative", "skills-src/beta/SKILL.md")].level == "error"

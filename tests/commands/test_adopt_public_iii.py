@@ -1,7 +1,8 @@
-"""Green on day one III (issue 36): `init` then `pr` on reduced snapshots of three more public skills
+"""Green on day one III (issue 36): `init` then `pr` on reduced snapshots of four more public skills
 repositories (tests/data/adopt/, labels in labels-iii.json): posit-dev/skills (skills nested by
 category), anthropics/claude-plugins-official and wshobson/agents (plugin marketplaces; the latter 181
-skills in 50 sources, skills linking to siblings).
+skills in 50 sources, skills linking to siblings) and coreyhaines31/marketingskills (a flat folder of
+48 skills linking to each other: green on day one, warnings only).
 
 Every error L0 reports is a hand-labelled true one and every labelled one is reported (0 false errors,
 recall 1.0); the true warnings are reported as warnings; the findings that were false before issue 36

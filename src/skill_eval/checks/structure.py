@@ -249,7 +249,7 @@ def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = 
                 out += _variable_link(tree.keys() | dirs, target, Finding(broken, source, aside, "link-broken", "", line))
                 continue
             if target.startswith("/"):
-                if not _SLASH_COMMAND.match(target):
+                if not _SLASH_COMMAND.match(target) and not _quoted_link(text, line, target):
                     out.append(Finding(broken, source, f"absolute link {target!r} resolves nowhere once the skill is "
                                        f"installed{aside} (write it relative to this file)", "link-broken", target, line))
                 continue  # `/plugin:skill`: a client's slash command, not a file
@@ -329,7 +329,9 @@ def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = 
             else:
                 fix = "copy the file into the skill and name it relative to the skill"
             in_example = lines[index].fence is not None and path != SKILL_FILE  # a code example in a reference file
-            instruction = pointers.is_pointer(lines, index, col, ref) and not maintainer and not in_example
+            elsewhere = _OTHER_REPO.match(lines[index].text[col + len(ref):]) is not None  # "... in the `x` repo"
+            instruction = (pointers.is_pointer(lines, index, col, ref) and not maintainer and not in_example
+                           and not elsewhere)
             level, how = ("error", "an instruction names") if instruction else ("warning", "names")
             where = " (in a code example of a reference file)" if in_example else aside
             out.append(Finding(level, source, f"{how} {ref!r} from the repository root, which is wrong once the skill is "
@@ -339,6 +341,18 @@ def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = 
 
 _FRONTMATTER_BLOCK = re.compile(r"\A---[ \t]*\n.*?^---[ \t]*$", re.S | re.M)
 _SKILL_DIR_VAR = re.compile(r"^\$\{CLAUDE_SKILL_DIR\}/(.+)$")
+
+
+# a path said to be another repository's: "Read `skills/x/y.md` in the `marketingskills` repo"
+_OTHER_REPO = re.compile(r"^[`'\")\]]*\s+\(?(?:in|from|of)\s+the\s+`?[\w./-]+`?\s+(?:repo|repository|project)\b", re.I)
+
+
+def _quoted_link(text: str, line: int, target: str) -> bool:
+    """Whether a site-absolute link is inside a quoted example on its line ('"Learn more about
+    [analytics](/features/analytics)"': text the user's site should carry, not a file the agent opens)."""
+    row = text.split("\n")[line - 1] if 0 < line <= text.count("\n") + 1 else ""
+    at = row.find(f"]({target}")
+    return at >= 0 and (row.count('"', 0, at) % 2 == 1 or row.count("\u201c", 0, at) > row.count("\u201d", 0, at))
 
 
 def _variable_link(known: set[str], target: str, at: Finding) -> list[Finding]:

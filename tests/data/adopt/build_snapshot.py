@@ -1,11 +1,12 @@
 """Build a reduced snapshot of a public skills repository (test fixture) from a bare git mirror.
 
-    python tests/data/adopt/build_snapshot.py <bare git dir> tests/data/adopt/<owner>__<name> [<commit> [<prefix>]]
+    python tests/data/adopt/build_snapshot.py <bare git dir> tests/data/adopt/<owner>__<name> [<commit> [<prefix> [<also>]]]
 
 Without a commit: the first three snapshots' layout (everything under skills/ and template/, root plugin
 manifests) at HEAD. With one: every skill folder (a folder holding SKILL.md, under <prefix> if given), every
 plugin manifest (.claude-plugin/, .codex-plugin/, .cursor-plugin/, plugin.json, gemini-extension.json), the
-root LICENSE and README.md (reduced, its install lines kept) at that commit.
+root LICENSE and README.md (reduced, its install lines kept) at that commit; <also>: comma-separated folders
+outside the skills that their links point into (Markdown reduced, other files stubbed).
 """
 import re
 import subprocess
@@ -15,6 +16,7 @@ from pathlib import Path
 git_dir, out = sys.argv[1], Path(sys.argv[2])
 REV = sys.argv[3] if len(sys.argv) > 3 else "HEAD"
 PREFIX = sys.argv[4] if len(sys.argv) > 4 else ""
+ALSO = tuple(p for p in (sys.argv[5] if len(sys.argv) > 5 else "").split(",") if p)  # folders links point into
 MANIFEST_DIRS = (".claude-plugin/", ".codex-plugin/", ".cursor-plugin/")
 KEEP_TOP = ("skills/", "template/", *MANIFEST_DIRS)
 STUB = b"(stub: file content omitted from the test snapshot; only its path matters)\n"
@@ -39,7 +41,8 @@ def is_manifest(name: str) -> bool:
 def keep(name: str) -> bool:
     if REV == "HEAD":
         return name.startswith(KEEP_TOP)
-    return skill_dir_of(name) is not None or is_manifest(name) or name in ("LICENSE", "README.md")
+    return (skill_dir_of(name) is not None or is_manifest(name) or name in ("LICENSE", "README.md")
+            or (bool(ALSO) and name.startswith(ALSO)))
 
 
 def tops_of(name: str) -> list[str]:
