@@ -24,6 +24,8 @@ def _classify(text: str, path: str) -> bool:
     ("```\n./scripts/deploy.sh staging\n```", "scripts/deploy.sh"),
     ("If they agree to the companion, read the detailed guide before proceeding:\n`skills/b/visual.md`", "skills/b/visual.md"),
     ("For the schema details, consult `references/schema.md`.", "references/schema.md"),
+    ("Run scripts/deploy to ship.", "scripts/deploy"),  # a verb that runs it: an extensionless pair is still a pointer
+    ("See references/examples/ for more.", "references/examples/"),  # a folder, written as one
 ])
 def test_pointers(text, path):
     assert _classify(text, path) is True
@@ -46,6 +48,8 @@ def test_pointers(text, path):
     ("- **Custom scripts** - Never include project scripts with side effects (e.g., `./scripts/deploy.sh`)",
      "scripts/deploy.sh"),
     ("Reading or writing files, starting processes, fetching assets/queue items, or AI chat", "assets/queue"),
+    # issue 36 (anthropics/claude-plugins-official plugin-dev): two things a verb reads, not a path
+    ("- Loads references/examples when needed", "references/examples"),
 ])
 def test_examples_are_not_pointers(text, path):
     assert _classify(text, path) is False

@@ -300,3 +300,95 @@ def test_a_skill_file_named_beside_another_skill_is_an_error_when_published_alon
     regen(mini_repo)
     named = [f for f in _findings(mini_repo) if f.subject == "references/files.md"]
     assert [f.level for f in named] == ["error"] and "'../beta/references/files.md'" in named[0].message
+
+
+def test_l0_precision_on_patterns_from_public_repositories(mini_repo):
+    """Issue 36: prose read as a path, fenced examples in reference files, one defect as two findings,
+    client variables in links and frontmatter values read as paths (wshobson/agents, posit-dev/skills,
+    anthropics/claude-plugins-official)."""
+    skill = mini_repo / "skills-src/alpha"
+    (skill / "references/runbook.md").write_text(
+        "# Runbook\n\n```bash\n./scripts/smoke-test.sh\n```\n\n"  # a runbook's script in a reference: an example
+        "````markdown\n```html\n<img src=\"chart.png\" alt=\"x\" />\n```\n![](image1.png)\n````\n"  # fenced: no link
+        "Then run `python scripts/not-shipped.py` now.\n"  # a real pointer in prose stays an error
+        "```bash\npython skills-src/alpha/references/details.md\n```\n")  # from the root, in an example: a warning
+    (skill / "jobs").mkdir()
+    (skill / "jobs/scan.md").write_text("Scan.\n")
+    p = skill / "SKILL.md"
+    p.write_text(p.read_text()
+                 + "\n- Loads references/examples when needed\n"  # prose, not a path
+                 + "1. [Scan](${CLAUDE_SKILL_DIR}/jobs/scan.md)\n2. [Gone](${CLAUDE_SKILL_DIR}/jobs/gone.md)\n"
+                 + "- [Scripts](${CLAUDE_PLUGIN_ROOT}/scripts)\n"  # the plugin's folder: not L0's to resolve
+                 + "```bash\n./scripts/in-skill-md.sh\n```\n"  # a command in SKILL.md itself: still an error
+                 + "See [the runbook](references/runbook.md).\n")
+    regen(mini_repo)
+    got = {(f.rule, f.where.rsplit("/", 1)[-1], f.subject): f for f in _findings(mini_repo)}
+    example = got[("path-missing", "runbook.md", "scripts/smoke-test.sh")]
+    assert example.level == "warning" and "code example of a reference file" in example.message and example.line == 4
+    assert got[("path-missing", "runbook.md", "scripts/not-shipped.py")].level == "error"
+    rooted = got[("path-root-relative", "runbook.md", "skills-src/alpha/references/details.md")]
+    assert rooted.level == "warning" and "code example of a reference file" in rooted.message
+    assert got[("path-missing", "SKILL.md", "scripts/in-skill-md.sh")].level == "error"
+    gone = got[("link-broken", "SKILL.md", "jobs/gone.md")]
+    assert gone.level == "error" and "${CLAUDE_SKILL_DIR}/jobs/gone.md" in gone.message
+    quiet = {"chart.png", "image1.png", "references/examples", "jobs/scan.md", "${CLAUDE_PLUGIN_ROOT}/scripts"}
+    assert not [k for k in got if k[2] in quiet], [str(got[k]) for k in got if k[2] in quiet]
+
+
+@pytest.mark.parametrize("name,needle", [
+    ("Agent Development", "must be lowercase a-z"),  # a display name: bad format and not the folder, one finding
+    ("r-lib/cli", "must equal its folder name 'alpha'"),
+    ("alpha-two", "must equal its folder name 'alpha'"),
+])
+def test_one_defect_in_name_is_one_finding(mini_repo, name, needle):
+    p = mini_repo / "skills-src/alpha/SKILL.md"
+    p.write_text(p.read_text().replace("name: alpha", f"name: {name}", 1))
+    regen(mini_repo)
+    findings = [f for f in _findings(mini_repo) if f.where == "skills-src/alpha/SKILL.md"]
+    assert len(findings) == 1, [str(f) for f in findings]  # no second name finding, no path read from `name:`
+    assert findings[0].level == "error" and needle in findings[0].message and "write `name: alpha`" in findings[0].message
+
+
+def test_frontmatter_keys_no_client_documents_are_errors_and_documented_ones_warnings(mini_repo):
+    p = mini_repo / "skills-src/alpha/SKILL.md"
+    p.write_text(p.read_text().replace("description:", "version: 0.1.0\ntools: Read\nuser-invocable: false\ndescription:", 1))
+    regen(mini_repo)
+    got = {f.subject: f for f in _findings(mini_repo) if f.where == "skills-src/alpha/SKILL.md"}
+    version, tools, invocable = got["version"], got["tools"], got["user-invocable"]
+    assert version.level == "warning" and version.rule == "client-key"
+    assert "Agent Skills spec" in version.message and "Claude Code" in version.message and "`metadata.version`" in version.message
+    assert invocable.level == "warning" and "Claude Code documents it" in invocable.message
+    assert tools.level == "error" and "did you mean 'allowed-tools'" in tools.message
+    assert "Claude Code, Codex, Gemini CLI" in tools.message
+
+
+def test_a_folder_the_skill_says_lives_in_a_clone_is_a_warning(mini_repo):
+    """anthropics/claude-plugins-official m5-onboard: 'the executable scripts ... live in a local clone of ...'."""
+    p = mini_repo / "skills-src/beta/SKILL.md"
+    text = p.read_text() + "\n```bash\npython3 scripts/onboard.py --apps buddy\n```\n"
+    p.write_text(text)
+    regen(mini_repo)
+    assert [f.level for f in _findings(mini_repo) if f.subject == "scripts/onboard.py"] == ["error"]
+    p.write_text(text + "\nThe executable scripts and the app bundle live in a local clone of https://example.com/x.\n")
+    regen(mini_repo)
+    found = [f for f in _findings(mini_repo) if f.subject == "scripts/onboard.py"]
+    assert [f.level for f in found] == ["warning"] and "live in a clone" in found[0].message
+
+
+def test_quoted_site_links_and_paths_said_to_be_another_repositorys(mini_repo):
+    """coreyhaines31/marketingskills: a site-absolute link inside a quoted example is text for the user's
+    site, and a root path 'in the `x` repo' is said to be that repository's: a warning, not an instruction."""
+    (mini_repo / "skills-src/beta/references").mkdir()
+    (mini_repo / "skills-src/beta/references/ideas.md").write_text("# Ideas\n")
+    p = mini_repo / "skills-src/alpha/SKILL.md"
+    p.write_text(p.read_text()
+                 + '\n| Contextual | "Learn more about [analytics](/features/analytics)" |\n'
+                 + "Open [the editor](/docs/editor) now.\n"  # not quoted: still an error
+                 + "1. Read `skills-src/beta/references/ideas.md` in the `acme-skills` repo\n"
+                 + "2. Read `skills-src/beta/SKILL.md` before you start.\n")
+    regen(mini_repo)
+    got = {(f.rule, f.subject): f for f in _findings(mini_repo) if f.where == "skills-src/alpha/SKILL.md"}
+    assert ("link-broken", "/features/analytics") not in got
+    assert got[("link-broken", "/docs/editor")].level == "error"
+    assert got[("path-root-relative", "skills-src/beta/references/ideas.md")].level == "warning"
+    assert got[("path-root-relative", "skills-src/beta/SKILL.md")].level == "error"

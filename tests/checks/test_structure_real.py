@@ -143,7 +143,7 @@ def test_optional_spec_fields_accepted(repo, capsys):
     assert rc == 0, errors
     msgs = [w["message"] for w in out["warnings"]]
     assert any("allowed-tools is a YAML list" in m for m in msgs)
-    assert any("'user-invocable' is a client extension" in m for m in msgs)
+    assert any("'user-invocable' is not in the Agent Skills spec" in m and "Claude Code documents it" in m for m in msgs)
 
 
 def test_unregenerated_copy_says_make_pack(mini_repo, capsys):

@@ -30,7 +30,7 @@ def test_entries_and_affects(mini_repo):
     [
         ("skills-src/beta/SKILL.md", lambda t: t + "more\n", ["skill:beta: inputs moved: ", "skills-src/beta (affects beta)"]),
         ("skills-src/shared/b.md", lambda t: t + "x\n", ["skill:alpha: inputs moved: ", "skills-src/shared/b.md (affects alpha)"]),
-        ("evals/fixtures/case-one/new.w", lambda t: "NEW\n", ["scenario:alpha-break: inputs moved: evals/fixtures/case-one", "scenario:beta-unsure"]),
+        ("evals/fixtures/case-one/new.w", lambda t: "NEW\n", ["scenario:alpha-break, scenario:beta-unsure: inputs moved: evals/fixtures/case-one"]),
         ("evals/trigger_corpus.yaml", lambda t: t.replace("orders table", "orders table now"), ["corpus: inputs moved"]),
         ("evals/prompts/behavioral.md", lambda t: "changed {prompt}\n", ["harness: inputs moved: evals/prompts"]),
     ],

@@ -23,6 +23,8 @@ _VERB = re.compile(
     r"\b(?:see|read|reads|reading|load|loads|open|run|runs|running|execute|executes|consult|refer\s+to|follow|"
     r"invoke|call|launch|view|use|using|check|details?\s+in|documented\s+in|described\s+in|defined\s+in|"
     r"found\s+in|listed\s+in|guide\s+in|instructions\s+in)\b", re.I)
+_RUN_VERB = re.compile(r"\b(?:run|runs|running|execute|executes|invoke|call|launch)\b", re.I)
+_WORD_PAIR = re.compile(r"[A-Za-z]+/[A-Za-z]+")  # `references/examples`: no extension, no third part, no trailing '/'
 # "e.g." / "i.e." end in a dot, so no \b after them ("(e.g., `x`)" is an example too)
 _EXAMPLE = re.compile(r"(?<![\w.])(?:e\.g\.|i\.e\.)|\b(?:for\s+example|examples?|for\s+instance|such\s+as|like|good|bad)\b", re.I)
 _EXAMPLE_RIGHT_BEFORE = re.compile(r"(?:(?<![\w.])(?:e\.g\.|i\.e\.)|\bfor\s+(?:example|instance)|\bsuch\s+as)[,:]?\s*\(?\s*$", re.I)
@@ -127,6 +129,8 @@ def is_pointer(lines: list[LineInfo], index: int, col: int, path: str) -> bool:
         return not _USERS.search(info.text) and not _EXAMPLE_RIGHT_BEFORE.search(info.text[:max(tick, 0)])
     if code is None and "." not in path.rsplit("/", 1)[-1] and not path.endswith("/") and not _VERB.search(before[-24:]):
         return False  # a bare word pair in prose ("fetching assets/queue items", "curl/httpx"), not a file
+    if code is None and _WORD_PAIR.fullmatch(path) and not _RUN_VERB.search(before[-24:]):
+        return False  # "Loads references/examples when needed": two things named in prose, read by a verb, not a file
     if _USERS.search(info.text[col:]) or _USERS.search(before):
         return False
     if _EXAMPLE.search(before):

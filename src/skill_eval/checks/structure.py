@@ -12,6 +12,7 @@ baseline match (checks.suppress).
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import posixpath
 import re
 from collections.abc import Mapping
@@ -41,12 +42,19 @@ from skill_eval.core.errors import SkillEvalError
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 SPEC_KEYS = frozenset({"name", "description", "license", "compatibility", "metadata", "allowed-tools"})
 FENCE_RE = re.compile(r"(?ms)^(```|~~~)[^\n]*\n(.*?)^\1[^\n]*$")
-# Claude Code / Codex / Gemini keys beyond the spec: accepted by those clients, so a warning
-# (a skills-ref validator rejects them); list them in skills.extension_keys to silence it.
-CLIENT_KEYS = frozenset({
-    "disable-model-invocation", "user-invocable", "model", "argument-hint", "when_to_use", "context", "agent",
-    "hooks", "effort", "paths", "version",
-})
+# Frontmatter keys beyond the spec that a supported client documents for skills (Claude Code's skills
+# reference; Codex and Gemini CLI document only the spec's keys): a warning naming the client, since the
+# spec's reference validator (skills-ref) rejects them; list them in skills.extension_keys to accept them.
+# `version` is not in a client's skills reference but in Claude Code's own plugin-dev skill template.
+CLIENT_KEYS: dict[str, str] = {
+    **dict.fromkeys(("disable-model-invocation", "user-invocable", "model", "argument-hint", "when_to_use", "context",
+                     "agent", "hooks", "effort", "paths", "shell", "disallowed-tools", "background", "display-name",
+                     "default-enabled", "fallback"), "Claude Code documents it"),
+    "version": "Claude Code's plugin skill template uses it",
+}
+# A key no client documents for skills, but a near one is: the likely fix.
+_NEAR_KEYS = {"tools": "allowed-tools", "allowed_tools": "allowed-tools", "allowedTools": "allowed-tools",
+              "when-to-use": "when_to_use", "triggers": "description"}
 # Folders every skill may name even before they exist (the spec's layout); any other top-level
 # folder of the skill is checked too once it exists.
 STANDARD_DIRS = ("scripts", "references", "assets")
@@ -85,16 +93,9 @@ def check_frontmatter(cfg: Config, skill: Skill) -> list[Finding]:
     def err(msg: str, subject: str = "") -> None:
         out.append(Finding("error", where, msg, "frontmatter", subject))
 
-    name = fm.get("name")
-    if not isinstance(name, str) or not name:
-        err("frontmatter field 'name' is missing or not a string", "name")
-    else:
-        if len(name) > 64:
-            err(f"name {name!r} is {len(name)} characters; the limit is 64", "name")
-        if not NAME_RE.match(name):
-            err(f"name {name!r} must be lowercase a-z, 0-9 and single hyphens, not starting or ending with '-'", "name")
-        if name != skill.name:
-            err(f"name {name!r} must equal its folder name {skill.name!r}", "name")
+    problem = _name_problem(fm.get("name"), skill.name)
+    if problem:
+        err(problem, "name")
     desc = fm.get("description")
     if not isinstance(desc, str) or not desc.strip():
         err("frontmatter field 'description' is missing or empty", "description")
@@ -116,19 +117,77 @@ def check_frontmatter(cfg: Config, skill: Skill) -> list[Finding]:
     lic = fm.get("license")
     if lic is not None and (not isinstance(lic, str) or not lic.strip()):
         err("license must be a non-empty string (a license name, or a reference to a bundled license file)", "license")
-    for key in sorted(set(fm) - SPEC_KEYS - cfg.extension_keys):
-        if key in CLIENT_KEYS:
-            out.append(Finding("warning", where, f"frontmatter field {key!r} is a client extension, not in the Agent Skills spec "
-                                                 "(add it to skills.extension_keys to accept it)", "client-key", key))
-        else:
-            err(f"unknown frontmatter field {key!r} (allowed: {', '.join(sorted(SPEC_KEYS))}; extension keys need skills.extension_keys)", key)
+    out += [_extension_key(where, key) for key in sorted(set(fm) - SPEC_KEYS - cfg.extension_keys)]
     out += [Finding("warning", where, w, "encoding") for w in skill.warnings]
     lines = skill.body.count("\n") + 1
     if lines > cfg.body_warn_lines:
         out.append(Finding("warning", where, f"body is {lines} lines (> {cfg.body_warn_lines}); move detail into references/", "body-size", "lines"))
     if len(skill.body) / 4 > 5000:
         out.append(Finding("warning", where, f"body is ~{len(skill.body) // 4} tokens (> 5000); move detail into references/", "body-size", "tokens"))
+    return _with_key_lines(skill, out)
+
+
+def _with_key_lines(skill: Skill, findings: list[Finding]) -> list[Finding]:
+    """Frontmatter findings at the line of their key in SKILL.md (line 1, the frontmatter, for a key that is
+    missing or a finding about the whole file), so --json, editors and CI annotations can point at it."""
+    if not findings:
+        return findings
+    entry = next((e for e in skill.files if e.path == SKILL_FILE), None)
+    head = entry.data.decode("utf-8", errors="replace").removeprefix("\ufeff") if entry else ""
+    lines = head.replace("\r\n", "\n").split("\n")
+    keys: dict[str, int] = {}
+    for n, text in enumerate(lines[1:], start=2):
+        if text.rstrip() == "---":
+            break
+        m = re.match(r"""^(["']?)([^\s:"'#][^:"']*)\1\s*:""", text)
+        if m:
+            keys.setdefault(m.group(2), n)
+    body_line = len(lines) - skill.body.count("\n")  # where the body starts (body-size findings)
+    out = []
+    for f in findings:
+        if f.line:
+            out.append(f)
+        elif f.rule == "body-size":
+            out.append(dataclasses.replace(f, line=max(body_line, 1)))
+        else:
+            out.append(dataclasses.replace(f, line=keys.get(f.subject, 1)))
     return out
+
+
+def _name_problem(name: object, folder: str) -> str:
+    """What is wrong with `name:` as one message (one defect, one finding: a display name such as
+    'Agent Development' is both badly formed and not the folder's name), or ""."""
+    if not isinstance(name, str) or not name:
+        return "frontmatter field 'name' is missing or not a string"
+    wrong = []
+    if len(name) > 64:
+        wrong.append(f"is {len(name)} characters (the limit is 64)")
+    if not NAME_RE.match(name):
+        wrong.append("must be lowercase a-z, 0-9 and single hyphens, not starting or ending with '-'")
+    if name != folder:
+        wrong.append(f"must equal its folder name {folder!r}")
+    if not wrong:
+        return ""
+    fix = f" (write `name: {folder}`" + ("; a display name goes in metadata" if " " in name or name != name.lower() else "") + ")"
+    return f"name {name!r} " + " and ".join(wrong) + (fix if NAME_RE.match(folder) else "")
+
+
+def _extension_key(where: str, key: str) -> Finding:
+    """A frontmatter key the spec does not define: a warning when a supported client documents it (naming
+    the client, the spec and the portable fix), else an error."""
+    fix = f"the spec's place for it is metadata: (`metadata.{key}`), or list it in skills.extension_keys to accept it"
+    client = CLIENT_KEYS.get(key)
+    if client:
+        if client.endswith("documents it"):  # it changes what Claude Code does: moving it would change the skill
+            fix = (f"keep it top-level for Claude Code and list it in skills.extension_keys to accept it (other clients "
+                   f"ignore it; for them the spec's place is `metadata.{key}`)")
+        return Finding("warning", where, f"frontmatter field {key!r} is not in the Agent Skills spec (its reference "
+                       f"validator rejects the skill), but {client}: {fix}", "client-key", key)
+    near = _NEAR_KEYS.get(key)
+    hint = f"did you mean {near!r}? " if near else ""
+    return Finding("error", where, f"unknown frontmatter field {key!r}: neither the Agent Skills spec nor a supported "
+                   f"client (Claude Code, Codex, Gemini CLI) defines it, so clients ignore it ({hint}allowed: "
+                   f"{', '.join(sorted(SPEC_KEYS))}; {fix})", "frontmatter", key)
 
 
 def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = None) -> list[Finding]:
@@ -173,6 +232,8 @@ def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = 
             out.append(Finding("error", source, exc.message, "encoding"))
             continue
         text = text.replace("\r\n", "\n")
+        if path == SKILL_FILE:  # frontmatter values (`name: r-lib/cli`) are not pointers: blanked, line breaks kept
+            text = _FRONTMATTER_BLOCK.sub(lambda m: "\n" * m.group(0).count("\n"), text, count=1)
         starts = line_starts(text)
         # a maintainer document (README.md, SPEC.md, CLAUDE.md, .maintenance/...) is not what the agent loads:
         # what it points at is worth a warning, never an error
@@ -184,8 +245,11 @@ def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = 
             if target in linked:
                 continue  # one finding per target and file, at its first line (its id names the target)
             linked.add(target)
+            if target.startswith("${"):
+                out += _variable_link(tree.keys() | dirs, target, Finding(broken, source, aside, "link-broken", "", line))
+                continue
             if target.startswith("/"):
-                if not _SLASH_COMMAND.match(target):
+                if not _SLASH_COMMAND.match(target) and not _quoted_link(text, line, target):
                     out.append(Finding(broken, source, f"absolute link {target!r} resolves nowhere once the skill is "
                                        f"installed{aside} (write it relative to this file)", "link-broken", target, line))
                 continue  # `/plugin:skill`: a client's slash command, not a file
@@ -229,6 +293,11 @@ def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = 
             if not pointers.is_pointer(lines, index, col, ref):
                 continue  # a prose example (`scripts/rotate_pdf.py` as an illustration), never a finding
             reported.add(ref)
+            example = _example_aside(path, lines[index], text, ref.removeprefix("./").split("/", 1)[0], has)
+            if example:
+                out.append(Finding("warning", source, f"names {ref!r}, which does not exist in the skill ({example})",
+                                   "path-missing", ref, index + 1))
+                continue
             stem = [t for t in tree if posixpath.splitext(t)[0] == ref]
             owner = (None if pointers.is_command(lines, index, col, ref)
                      else _sibling_owning(cfg, lines[index].text[:col], ref, skill, skills))
@@ -259,11 +328,54 @@ def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = 
                 fix = f"write it relative to the skill: {inside!r}"
             else:
                 fix = "copy the file into the skill and name it relative to the skill"
-            instruction = pointers.is_pointer(lines, index, col, ref) and not maintainer
+            in_example = lines[index].fence is not None and path != SKILL_FILE  # a code example in a reference file
+            elsewhere = _OTHER_REPO.match(lines[index].text[col + len(ref):]) is not None  # "... in the `x` repo"
+            instruction = (pointers.is_pointer(lines, index, col, ref) and not maintainer and not in_example
+                           and not elsewhere)
             level, how = ("error", "an instruction names") if instruction else ("warning", "names")
+            where = " (in a code example of a reference file)" if in_example else aside
             out.append(Finding(level, source, f"{how} {ref!r} from the repository root, which is wrong once the skill is "
-                               f"installed{aside} ({fix})", "path-root-relative", ref, index + 1))
+                               f"installed{where} ({fix})", "path-root-relative", ref, index + 1))
     return out
+
+
+_FRONTMATTER_BLOCK = re.compile(r"\A---[ \t]*\n.*?^---[ \t]*$", re.S | re.M)
+_SKILL_DIR_VAR = re.compile(r"^\$\{CLAUDE_SKILL_DIR\}/(.+)$")
+
+
+# a path said to be another repository's: "Read `skills/x/y.md` in the `marketingskills` repo"
+_OTHER_REPO = re.compile(r"^[`'\")\]]*\s+\(?(?:in|from|of)\s+the\s+`?[\w./-]+`?\s+(?:repo|repository|project)\b", re.I)
+
+
+def _quoted_link(text: str, line: int, target: str) -> bool:
+    """Whether a site-absolute link is inside a quoted example on its line ('"Learn more about
+    [analytics](/features/analytics)"': text the user's site should carry, not a file the agent opens)."""
+    row = text.split("\n")[line - 1] if 0 < line <= text.count("\n") + 1 else ""
+    at = row.find(f"]({target}")
+    return at >= 0 and (row.count('"', 0, at) % 2 == 1 or row.count("\u201c", 0, at) > row.count("\u201d", 0, at))
+
+
+def _variable_link(known: set[str], target: str, at: Finding) -> list[Finding]:
+    """A link through a client's variable: `${CLAUDE_SKILL_DIR}/x` is `x` in the skill (Claude Code
+    substitutes it); any other (`${CLAUDE_PLUGIN_ROOT}/...`) is outside what L0 can resolve."""
+    var = _SKILL_DIR_VAR.match(target)
+    inside = posixpath.normpath(var.group(1)) if var else ""
+    if not inside or inside in known or inside.rstrip("/") in known:
+        return []
+    return [dataclasses.replace(at, subject=var.group(1) if var else target,
+                                message=f"broken link {target!r}: no {inside} in the published skill{at.message}")]
+
+
+def _example_aside(path: str, line: pointers.LineInfo, text: str, top: str, has: set[str]) -> str:
+    """Why a missing file named as a pointer is only a warning, or "": a command in a code block of a
+    reference file is an example of use (a runbook's script, a project's health check), and a folder the
+    file says lives elsewhere ("the scripts live in a local clone of ...") is not the skill's."""
+    if line.fence is not None and path != SKILL_FILE:
+        return "in a code example of a reference file: an example, unless the skill should ship it"
+    if top not in has and re.search(rf"\b{re.escape(top)}\b[^.]{{0,120}}\blive\s+in\s+(?:a|the|your)\s+(?:local\s+)?"
+                                    r"(?:clone|checkout|copy)\b", text, re.I):
+        return f"the file says its {top} live in a clone, not in the skill: ship them, or keep that instruction clear"
+    return ""
 
 
 def _position(starts: list[int], offset: int) -> tuple[int, int]:

@@ -88,7 +88,10 @@ TERMS: dict[str, str] = {
                 "repository with known debt by `check-skills --write-baseline` (only new findings fail after it).",
     "publish": "[checks] publish (per source: [[skills.sources]] publish): `plugin` when the skills ship together, so "
                "a link into a sibling skill is a portability warning; `standalone` when each skill is installed alone, "
-               "so such a link is an error. `init` picks plugin when it finds a plugin manifest (.claude-plugin/ ...).",
+               "so such a link is an error. `init` picks standalone when skills are installed one by one (marketplace "
+               "entries that are single skills, a licence or manifest in most skill folders, README install lines naming "
+               "single skills), else plugin when it finds a plugin manifest (.claude-plugin/ ...) or skills linking to "
+               "their siblings, else standalone; it prints why and the line to change.",
 }
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from skill_eval.commands import _corpus_template as corpus_template
 from skill_eval.content import config, pack
-from skill_eval.content.skills import NOT_SKILL_DIRS
+from skill_eval.content.skills import NOT_SKILL_DIRS, iter_links
 from skill_eval.core import fsio, strict
 from skill_eval.core.errors import ConfigError, SkillEvalError
 from skill_eval.core.output import emit
@@ -219,12 +219,98 @@ def _default_sources(found: Detected, skipped: dict[str, str]) -> list[str]:
 PLUGIN_MANIFESTS = (".claude-plugin", ".codex-plugin", ".cursor-plugin", "gemini-extension.json", "plugin.json")
 
 
-def publish_mode(root: Path) -> tuple[str, str]:
-    """([checks] publish, why): plugin when the repository ships a plugin manifest, else standalone."""
-    found = [m for m in PLUGIN_MANIFESTS if (root / m).exists()]
-    if found:
-        return "plugin", f"found {found[0]}: the skills ship together, so links between sibling skills are portability warnings"
+def publish_mode(root: Path, found: Detected | None = None) -> tuple[str, str]:
+    """([checks] publish, why), read from how the repository publishes its skills.
+
+    Signs that skills are installed one by one (marketplace entries that are single skills, a licence or
+    manifest in most skill folders, README install lines naming single skills) mean standalone; else a plugin
+    manifest, or skills that link to sibling skills, mean they ship together (plugin); with neither, standalone.
+    """
+    skills = _skill_dirs(root, found or detect(root))
+    one_by_one = _one_by_one_signs(root, skills)
+    manifest = next((m for m in PLUGIN_MANIFESTS if (root / m).exists()), None)
+    if one_by_one and not (manifest and not one_by_one[0].startswith("marketplace")):
+        return "standalone", f"{one_by_one[0]}: each skill is installed alone, so a link out of a skill is an error"
+    if manifest:
+        return "plugin", f"found {manifest}: the skills ship together, so links between sibling skills are portability warnings"
+    links = _sibling_links(root, skills)
+    if links:
+        return "plugin", (f"{links} link(s) between sibling skills and no sign of one-by-one publishing (no per-skill "
+                          "licence, manifest, marketplace entry or README install line): the skills ship together, so "
+                          "such links are portability warnings")
     return "standalone", "no plugin manifest: each skill is installed alone, so a link out of a skill is an error"
+
+
+def publish_line(mode: str) -> str:
+    """The one config line that changes init's publishing guess."""
+    other = "standalone" if mode == "plugin" else "plugin"
+    return f'to change: set publish = "{other}" under [checks] in skill-eval.toml'
+
+
+def _skill_dirs(root: Path, found: Detected) -> dict[str, Path]:
+    """skill folder name -> its folder, for every detected skill."""
+    return {name: root / src / name if src != "." else root / name
+            for src, names in found.names.items() for name in names}
+
+
+_INSTALL_LINE = re.compile(r"(?i)\binstall\b|\bskills\s+add\b|\bcp\s+-r\b|--skill\b")
+
+
+def _one_by_one_signs(root: Path, skills: dict[str, Path]) -> list[str]:
+    """What says the skills are installed one by one (most telling first), or []."""
+    signs: list[str] = []
+    market = root / ".claude-plugin" / "marketplace.json"
+    if market.is_file() and len(skills) > 1:
+        try:
+            entries = json.loads(market.read_text(encoding="utf-8")).get("plugins", [])
+        except (ValueError, OSError, AttributeError):
+            entries = []
+        entries = entries if isinstance(entries, list) else []  # a contributor's file: any shape
+        dirs = {p.resolve() for p in skills.values()}
+        single = sum(1 for e in entries if isinstance(e, dict) and isinstance(e.get("source"), str)
+                     and _resolved(root / e["source"]) in dirs)
+        if entries and 2 * single > len(entries):
+            signs.append(f"marketplace.json: {single} of its {len(entries)} plugins are single skills")
+    own = sum(1 for d in skills.values() if any((d / f).is_file() for f in _PER_SKILL_FILES))
+    if len(skills) > 1 and 2 * own > len(skills):
+        signs.append(f"{own} of {len(skills)} skill folders carry their own licence or manifest")
+    readme = next((root / n for n in ("README.md", "README", "readme.md") if (root / n).is_file()), None)
+    if readme is not None:
+        names = set(skills)
+        text = readme.read_text(encoding="utf-8", errors="replace")
+        named = sorted({w for line in text.splitlines() if _INSTALL_LINE.search(line)
+                        for w in re.findall(r"[A-Za-z0-9][\w.-]*", line) if w in names})
+        if named:
+            signs.append(f"{readme.name} install lines name single skills ({', '.join(named[:3])})")
+    return signs
+
+
+_PER_SKILL_FILES = ("LICENSE", "LICENSE.txt", "LICENSE.md", "plugin.json", "package.json", "gemini-extension.json")
+
+
+def _sibling_links(root: Path, skills: dict[str, Path]) -> int:
+    """How many relative links in skill Markdown land in another skill's folder."""
+    dirs = {p.resolve(): name for name, p in skills.items()}
+    count = 0
+    for name, folder in skills.items():
+        for dirpath, dirnames, filenames in os.walk(folder):  # symlinked folders are not followed
+            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+            for md in (Path(dirpath) / f for f in sorted(filenames) if f.endswith(".md")):
+                if md.is_symlink() or not md.is_file():
+                    continue
+                for target in iter_links(md.read_text(encoding="utf-8", errors="replace")):
+                    landed = _resolved(md.parent / target) if target.startswith("../") else None
+                    owner = next((n for d, n in dirs.items() if landed == d or (landed and d in landed.parents)), None)
+                    count += owner is not None and owner != name
+    return count
+
+
+def _resolved(path: Path) -> Path | None:
+    """A path made absolute, or None where it cannot be (a NUL byte, a symlink loop)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
 
 
 def install_spec() -> tuple[str | None, str]:
@@ -314,7 +400,7 @@ def plan(root: Path, source: str | list[str] | None, published: list[str] | None
     chosen, notes, example = choose_all(root, found, [source] if isinstance(source, str) else source, published)
     src, pub = chosen[0]
     all_pub = [p for _, ps in chosen for p in ps]
-    mode, why = publish_mode(root)
+    mode, why = publish_mode(root, found)
     files: list[tuple[str, str, bytes]] = [("skill-eval.toml", "create", render_config(chosen, None, mode, why).encode())]
     snippets = render_snippets([s for s, _ in chosen], all_pub, install_spec(), sorted(found.names.get(".", ())))
 
@@ -367,7 +453,7 @@ def run(args: argparse.Namespace) -> int:
     if not root.is_dir():
         raise ConfigError(f"{root} is not a directory", fix="create the repository first (git init)")
     probe = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=False)
-    if probe.returncode != 0:
+    if probe.returncode != 0 and not args.dry_run:  # a dry run writes nothing: it may look at any folder first
         raise ConfigError(f"{root} is not inside a git repository", fix=f"run `git init {root}` first")
     if (root / config.CONFIG_NAME).exists() and not args.force:
         raise ConfigError(f"{root / config.CONFIG_NAME} already exists", fix="pass --force to add missing files only")
@@ -382,6 +468,8 @@ def run(args: argparse.Namespace) -> int:
                           fix="move the skill into a folder of its own (e.g. skills/<name>/), then run init again; or pass "
                               "--source DIR naming a folder of skill folders")
     p = plan(root, args.source, args.published)
+    if probe.returncode != 0:
+        p.notes.append(f"{root} is not a git repository yet: run `git init` there before adopting (a dry run only looks)")
     all_pub = [d for _, ps in p.sources for d in ps]
     for tree in (*(s for s, _ in p.sources), *all_pub):  # a configured tree that is a symlink leaving the repository is refused
         if (root / tree).exists() or (root / tree).is_symlink():
@@ -395,7 +483,7 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"  source: {show(p.source)}" + (' (source = ".")' if p.source == "." else "")
                      + (" (new: an example skill is scaffolded there)" if p.example else ""))
     lines.append(f"  published copies: {', '.join(all_pub) or 'none (nothing is written into an agent discovery folder)'}")
-    lines.append(f"  publish: {p.publish} ({p.publish_why})")
+    lines.append(f"  publish: {p.publish} ({p.publish_why}); {publish_line(p.publish)}")
     lines += [f"  note: {n}" for n in p.notes]
     lines += [f"  {'append to' if action == 'append' else 'create'} {rel}" for rel, action, _ in p.files]
     pack_rel = f"{EVALS_ROOT}/{pack.PACK_NAME}"

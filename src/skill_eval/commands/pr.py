@@ -11,6 +11,7 @@ import contextlib
 import importlib
 import io
 import json
+import re
 import sys
 import time
 from types import ModuleType
@@ -50,8 +51,20 @@ def _step_names() -> list[str]:
     return [m for _, m, _ in STEPS]
 
 
+def _aliases() -> dict[str, str]:
+    """Every name a step answers to: its module (check_skills, check-skills) and the words of the label `pr`
+    prints ("L1s triggers": triggers, l1s, l1s-triggers; "golden (L4)": golden, l4)."""
+    out: dict[str, str] = {}
+    for label, mod, _ in STEPS:
+        words = re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)*", label.lower())
+        for alias in (mod, *words, "_".join(words), *(w.split("-")[-1] for w in words)):
+            out.setdefault(alias.replace("-", "_"), mod)
+    return out
+
+
 def _canonical(name: str) -> str:
-    return name.replace("-", "_")
+    key = name.strip().lower().replace("-", "_").replace(" ", "_")
+    return _aliases().get(key, key)
 
 
 def _validate_names(args: argparse.Namespace) -> None:
@@ -61,7 +74,14 @@ def _validate_names(args: argparse.Namespace) -> None:
         for name in getattr(args, opt, None) or []:
             if _canonical(name) not in valid:
                 raise SkillEvalError(f"--{opt} {name}: no such pr step",
-                                 fix=f"use one of {', '.join(n.replace('_', '-') for n in valid)}")
+                                 fix=f"use one of {', '.join(_short(label) for label, _, _ in STEPS)} (or the module "
+                                     f"names {', '.join(n.replace('_', '-') for n in valid)})")
+
+
+def _short(label: str) -> str:
+    """The name to --skip a step by, as its label reads ("L1s triggers" -> triggers)."""
+    short = re.sub(r"\s*\(.*\)", "", label).split()[-1].lower()
+    return "local-paths" if short == "paths" else short
 
 
 def not_applicable(cfg: Config, mod_name: str) -> str | None:
@@ -148,12 +168,26 @@ def run(args: argparse.Namespace) -> int:
              "not a provider model's result]"
              if scripted else "")
     label += f" [UNSIGNED: {unsigned} of {graded} bundles carry no seal]" if unsigned else ""
+    label += _pack_hint(cfg, results)
     if args.json:
         # machines read `scripted` per bundle in the evidence step's grades
         print(json.dumps({"ok": not failed, "steps": results}, indent=2, sort_keys=True))
     else:
         print(f"pr: {'FAIL' if failed else 'ok'} — {summary}{label}")
     return 1 if failed else 0
+
+
+def _pack_hint(cfg: Config, results: list[dict[str, Any]]) -> str:
+    """The one command for a stale pack (after editing a skill the pack is out of date until it is
+    regenerated: a derived file, like a lockfile), said once at the end where the maintainer looks."""
+    if not any(r["step"] == "pack" and r["status"] == "fail" for r in results):
+        return ""
+    from skill_eval.content import pack
+
+    rel = pack.pack_path(cfg).relative_to(cfg.root).as_posix()
+    alone = all(r["status"] != "fail" for r in results if r["step"] != "pack")
+    return (f" — {'only ' if alone else ''}the evaluation pack is stale: run `skill-eval pack`, "
+            f"then commit {rel}")
 
 
 def _run_steps(args: argparse.Namespace, results: list[dict[str, Any]], cfg: Any, skip: set[str], only: set[str]) -> bool:

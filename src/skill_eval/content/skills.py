@@ -36,6 +36,7 @@ REFDEF_RE = re.compile(r"(?m)^([ ]{0,3}\[(?!\^)[^\]\n]+\]:[ \t]*)(<[^>\n]*>|\S+)
 HTML_LINK_RE = re.compile(r"""<(?:a|img|source|link)\b[^>]*?\b(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
 _EXTERNAL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:|^//|^#")
 _BOM = "\ufeff"
+_FENCE_RUN = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
 _FRONTMATTER_RE = re.compile(r"\A---[ \t]*\n(.*?)^---[ \t]*(?:\n|\Z)", re.S | re.M)
 
 
@@ -147,8 +148,22 @@ def line_starts(text: str) -> list[int]:
 
 def _strip_code(text: str) -> str:
     """Blank out fenced code blocks and inline code so example links there are not links (line breaks kept)."""
-    text = re.sub(r"(?ms)^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", lambda m: "\n" * m.group(0).count("\n"), text)
-    return re.sub(r"`[^`\n]*`", "", text)
+    out: list[str] = []
+    fence = ""  # the open fence's run of ` or ~ (CommonMark: closed by a run of the same character, at least as long)
+    for line in text.split("\n"):
+        m = _FENCE_RUN.match(line)
+        if not fence:
+            if m:
+                fence = m.group(1)
+                out.append("")
+            else:
+                out.append(line)
+            continue
+        out.append("")
+        closing = line.strip()
+        if m and set(closing) == {fence[0]} and len(closing) >= len(fence):
+            fence = ""
+    return re.sub(r"`[^`\n]*`", "", "\n".join(out))
 
 
 def rewrite_links(text: str, mapping: Callable[[str], str | None]) -> str:

@@ -1,0 +1,1 @@
+// (stub: file content omitted from the test snapshot; only its path matters)
