@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 NOX := $(VENV)/bin/nox
 
-.PHONY: pr pr-example eval-example test lint typecheck e2e e2e-local e2e-local-smoke calibrate-local pack generate eval-risk eval-full eval-dogfood scorecard release clean
+.PHONY: pr pr-example eval-example test lint typecheck e2e e2e-local e2e-local-smoke calibrate-local pack generate eval-risk eval-full eval-dogfood scorecard scorecard-png release release-rehearsal clean
 
 $(VENV)/.bootstrapped: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -84,6 +84,12 @@ scorecard: $(VENV)/.bootstrapped   ## scorecard.json / .md / .html of the commit
 
 release: $(VENV)/.bootstrapped   ## sealed release stage + worksheet in build/release/dogfood/ (WORKSHEET=... to resume)
 	$(NOX) -s release $(if $(WORKSHEET),-- --worksheet $(WORKSHEET))
+
+# What CI runs: stage -> resume with the committed example worksheet -> verify, signed with a throwaway key
+# (CI holds none; the principal reads test-signed@skill-eval.invalid). Fails unless the outcome is INCOMPLETE (exit 1)
+# for the scripted evidence's reasons. After re-recording the evidence: python scripts/release_rehearsal.py --write-worksheet
+release-rehearsal: $(VENV)/.bootstrapped   ## the dogfood release end to end (stage, resume, verify), asserting INCOMPLETE
+	$(VENV)/bin/python scripts/release_rehearsal.py
 
 clean:
 	rm -rf .nox .pytest_cache .ruff_cache .mypy_cache
