@@ -82,6 +82,12 @@ eval-example: $(VENV)/.bootstrapped   ## re-record the example host's committed 
 scorecard: $(VENV)/.bootstrapped   ## scorecard.json / .md / .html of the committed evidence, in build/scorecard/ (informational)
 	$(VENV)/bin/skill-eval scorecard --out build/scorecard --report-only
 
+# The picture in docs/ (docs/SCORECARD.md): headless Chromium's full-page screenshot of the committed evidence's scorecard,
+# with docs/scorecard.png.json naming the sha256 of the scorecard.json it shows (tests/reporting/test_scorecard_png.py
+# fails when that is no longer the current one: re-run this after re-recording the evidence or changing the scorecard).
+scorecard-png: $(VENV)/.bootstrapped   ## regenerate docs/scorecard.png (+ .json: the digest of the scorecard.json it was rendered from)
+	$(VENV)/bin/python scripts/scorecard_png.py
+
 release: $(VENV)/.bootstrapped   ## sealed release stage + worksheet in build/release/dogfood/ (WORKSHEET=... to resume)
 	$(NOX) -s release $(if $(WORKSHEET),-- --worksheet $(WORKSHEET))
 
