@@ -65,7 +65,8 @@ def filled_worksheet(staged: Path) -> str:
     body["reviewer"] = REVIEWER
     for row in body["cases"]:
         row["comparison"], row["review"] = "inconclusive", REVIEW
-    comments = "".join(line + "\n" for line in text.splitlines() if line.startswith("#"))
+    then = f"# Then: skill-eval release resume build/release/{SESSION}/stage.json --worksheet {WORKSHEET.relative_to(ROOT)}"
+    comments = "".join((then if line.startswith("# Then:") else line) + "\n" for line in text.splitlines() if line.startswith("#"))
     return HEADER + comments + yaml.safe_dump(body, sort_keys=False, width=110, allow_unicode=True)
 
 
