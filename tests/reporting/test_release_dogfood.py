@@ -49,3 +49,19 @@ def test_committed_multi_cell_evidence_resumes_to_incomplete_with_the_committed_
     assert all("scripted" in why or "INDETERMINATE" in why for why in r.record["reasons"])
     md = r.md_path.read_text()
     assert "**Outcome: INCOMPLETE**" in md and f"- cells: {', '.join(matrix)}" in md
+
+
+def test_the_ci_rehearsal_fails_unless_resume_is_incomplete_for_scripted_reasons():
+    import json
+    import subprocess
+
+    check = rehearsal().resume_problems
+
+    def answer(rc, outcome, reasons):
+        return subprocess.CompletedProcess([], rc, json.dumps({"outcome": outcome, "reasons": reasons}), "")
+
+    assert check(answer(1, "incomplete", ["case a@x/scripted is incomplete: candidate: recorded with a scripted model"])) == []
+    assert check(answer(0, "pass", ["every gate passed"]))  # a pass on scripted evidence is a bug, not a success
+    assert check(answer(1, "fail", ["case a failed"]))
+    assert check(answer(1, "incomplete", ["case a is incomplete: missing run(s) k=[0]"]))  # incomplete, but not for why it should be
+    assert check(subprocess.CompletedProcess([], 2, "", "skill-eval: usage"))
