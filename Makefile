@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 NOX := $(VENV)/bin/nox
 
-.PHONY: pr pr-example eval-example test lint typecheck e2e e2e-local e2e-local-smoke calibrate-local pack generate eval-risk eval-full eval-dogfood scorecard release clean
+.PHONY: pr pr-example eval-example test lint typecheck e2e e2e-local e2e-local-smoke calibrate-local pack generate eval-risk eval-full eval-dogfood scorecard scorecard-png release release-rehearsal clean
 
 $(VENV)/.bootstrapped: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -82,8 +82,20 @@ eval-example: $(VENV)/.bootstrapped   ## re-record the example host's committed 
 scorecard: $(VENV)/.bootstrapped   ## scorecard.json / .md / .html of the committed evidence, in build/scorecard/ (informational)
 	$(VENV)/bin/skill-eval scorecard --out build/scorecard --report-only
 
+# The picture in docs/ (docs/SCORECARD.md): headless Chromium's full-page screenshot of the committed evidence's scorecard,
+# with docs/scorecard.png.json naming the sha256 of the scorecard.json it shows (tests/reporting/test_scorecard_png.py
+# fails when that is no longer the current one: re-run this after re-recording the evidence or changing the scorecard).
+scorecard-png: $(VENV)/.bootstrapped   ## regenerate docs/scorecard.png (+ .json: the digest of the scorecard.json it was rendered from)
+	$(VENV)/bin/python scripts/scorecard_png.py
+
 release: $(VENV)/.bootstrapped   ## sealed release stage + worksheet in build/release/dogfood/ (WORKSHEET=... to resume)
 	$(NOX) -s release $(if $(WORKSHEET),-- --worksheet $(WORKSHEET))
+
+# What CI runs: stage -> resume with the committed example worksheet -> verify, signed with a throwaway key
+# (CI holds none; the principal reads test-signed@skill-eval.invalid). Fails unless the outcome is INCOMPLETE (exit 1)
+# for the scripted evidence's reasons. After re-recording the evidence: python scripts/release_rehearsal.py --write-worksheet
+release-rehearsal: $(VENV)/.bootstrapped   ## the dogfood release end to end (stage, resume, verify), asserting INCOMPLETE
+	$(VENV)/bin/python scripts/release_rehearsal.py
 
 clean:
 	rm -rf .nox .pytest_cache .ruff_cache .mypy_cache

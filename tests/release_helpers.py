@@ -73,6 +73,12 @@ def setup_host(root: Path) -> config.Config:
     return config.load(root)
 
 
+def commit_evidence(root: Path) -> None:
+    """Commit what the test wrote (its evidence): `release stage` takes a clean tested HEAD (candidate.py)."""
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "--allow-empty", "-m", "evidence")
+
+
 def rubric_version(cfg: config.Config) -> str:
     from skill_eval.content.evals import load_rubric
 
@@ -81,7 +87,7 @@ def rubric_version(cfg: config.Config) -> str:
 
 def record_run(cfg: config.Config, scenario: str, arm: str, k: int, *, isolation: str = "bwrap", verdict: str | None = None, judged: bool = True,
                scripted: bool = False, status: str = "complete", root: Path | None = None, run_id: str = "run1",
-               released_digest: str | None = None, model_source: str = MODEL_SOURCE) -> Path:
+               released_digest: str | None = None, model_source: str = MODEL_SOURCE, agent: str = "claude-code") -> Path:
     want, code, fixture = VERDICT[scenario]
     verdict = verdict or want
     skill = SKILL[scenario]
@@ -92,7 +98,7 @@ def record_run(cfg: config.Config, scenario: str, arm: str, k: int, *, isolation
     meta: dict[str, Any] = {
         "schema_version": FORMATS["meta"], "isolation": isolation, "outcome": outcomes.derive(status, "" if status == "complete" else "timeout"),
         "kind": "behavioral", "arm": arm, "run_id": run_id, "k": k, "skill": skill, "scenario": scenario,
-        "agent": {"name": "claude-code", "version": "2.0", "binary_sha256": "a" * 64}, "model": "real-model-1",
+        "agent": {"name": agent, "version": "2.0", "binary_sha256": "a" * 64}, "model": "real-model-1",
         "adapter_tier": "1", "runner_version": "0.1.0", "digests": digests, "observed_inputs": [],
         "started_at": "2026-11-30T00:00:00Z", "finished_at": "2026-11-30T00:01:00Z", "status": status,
         "scripted": scripted, "extra": {"model_source": "scripted" if scripted else model_source,

@@ -14,12 +14,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, git_commit_all
-from release_helpers import SKILL, record_run, setup_host
+from conftest import git_commit_all
+from release_helpers import SKILL, commit_evidence, record_run, setup_host
 
 from skill_eval import cli
 from skill_eval.commands import pr as pr_cmd
-from skill_eval.content import config
 from skill_eval.core import schemas, strict
 from skill_eval.core.errors import CheckFailed, InputError
 from skill_eval.reporting.release import flow, report, sign, worksheet
@@ -49,6 +48,7 @@ def record_all(cfg, *, released=False, skip=(), **over):
 
 
 def do_stage(cfg, tmp_path, released=None, checks=GATES, **kw):
+    commit_evidence(cfg.root)
     return flow.stage(cfg, out_dir=tmp_path / "out", session="s1", source="evidence", released_ref=released, checks=checks, **kw)
 
 
@@ -362,6 +362,7 @@ def test_cli_stage_resume_exit_codes(cfg, tmp_path, monkeypatch, capsys):
     record_all(cfg, **{c: {"scripted": True} for c in CASES})
     root = ["--root", str(cfg.root)]
     out = tmp_path / "o"
+    commit_evidence(cfg.root)
     assert cli.main(["release", "stage", "--session", "c1", "--out", str(out), *root]) == 0
     st = out / "c1" / "stage.json"
     ws = yaml.safe_load((out / "c1" / "worksheet.yaml").read_text())
@@ -376,25 +377,6 @@ def test_cli_stage_resume_exit_codes(cfg, tmp_path, monkeypatch, capsys):
     assert cli.main(["release", "stage", "--session", "Bad Id", "--out", str(out), *root]) == 2
 
 
-def test_this_repository_stages_and_reports_incomplete(tmp_path, monkeypatch):
-    """The committed dogfood evidence is scripted: staging works offline and the example worksheet
-    yields an honest INCOMPLETE."""
-    monkeypatch.setattr(pr_cmd, "credential_free_checks", lambda cfg, skip=(): list(GATES))
-    cfg = config.load(REPO)
-    st = flow.stage(cfg, out_dir=tmp_path, session="dogfood", source="evidence", released_ref=None, checks=GATES)
-    cases = st.record["snapshot"]["cases"]
-    states = {c["state"] for c in cases.values()}
-    assert len(cases) >= 8 and "complete" not in states  # scripted evidence never completes a release arm
-    example = REPO / "agent-evals/release/worksheet.dogfood.yaml"
-    if states == {"incomplete"}:
-        assert all(any("scripted model" in r for r in c["reasons"]) for c in cases.values())
-        r = flow.resume(cfg, st.stage_path, example)
-        assert r.record["outcome"] == "incomplete"
-    else:  # committed evidence that no longer grades (awaiting re-recording): the example worksheet is stale
-        with pytest.raises(InputError, match="evidence differs from the stage"):
-            flow.resume(cfg, st.stage_path, example)
-
-
 def test_run_records_every_required_arm_once_into_the_session(repo_copy, tmp_path, monkeypatch):
     """--run: candidate, baseline and released arm, once each, moved out of the evidence tree; scripted -> incomplete."""
     from conftest import git
@@ -406,6 +388,8 @@ def test_run_records_every_required_arm_once_into_the_session(repo_copy, tmp_pat
         if s["id"] != "review-removed-export":
             s["status"] = "draft"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    toml = repo_copy / "skill-eval.toml"  # one cell: the session's (a declared matrix would require its cells)
+    toml.write_text(toml.read_text().split("[[evals.matrix]]")[0] + "[subject]" + toml.read_text().split("\n[subject]", 1)[1])
     git_commit_all(repo_copy, "one case")
     git(repo_copy, "tag", "v0")
     out = tmp_path / "rel"

@@ -34,7 +34,7 @@ from skill_eval.core.errors import CheckFailed
 from skill_eval.harness.modelserver.common import Provider, Reply, ServerHandle, json_reply, request_text
 from skill_eval.harness.modelserver.openai import OpenAIProvider
 from skill_eval.harness.modelserver.script import parse_script
-from skill_eval.reporting.release import flow, report, sign
+from skill_eval.reporting.release import cells, flow, report, sign
 from skill_eval.reporting.release import stage as stage_mod
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="a release counts only sandboxed (bwrap) runs")
@@ -115,7 +115,8 @@ def _host(tmp_path: Path, label: str, test_signing_key: tuple[Path, str], monkey
     toml = host / "skill-eval.toml"
     text = re.sub(r"(?m)^\[evals\]\n", '[evals]\nrelease_sources = ["remote", "local-endpoint"]\n', toml.read_text(), count=1)
     text = re.sub(r"(?m)^\[stats\]\n(.*\n)*?(?=\[|\Z)", "", text)  # this host's own [stats], if any, replaced below
-    toml.write_text(text + "\n[stats]\nmin_paired_scenarios = 2\n")
+    # the release's cell (reporting/release/cells.py): the agent and model this test's session records
+    toml.write_text(text + "\n[stats]\nmin_paired_scenarios = 2\n" + CELL_TOML)
     git(repo, "init", "-q")
     git_commit_all(repo, "host")
     git(repo, "tag", "v0")
@@ -123,6 +124,11 @@ def _host(tmp_path: Path, label: str, test_signing_key: tuple[Path, str], monkey
     monkeypatch.setenv("SKILL_EVAL_OPENAI_API_KEY", "stub-key")  # the loopback stub accepts any key
     monkeypatch.setattr(pr_cmd, "credential_free_checks", lambda cfg, skip=(): list(GATES))
     return host
+
+
+CELL = "openai-compatible/stub-model-1"
+CELL_TOML = f'\n[[evals.matrix]]\nagent = "openai-compatible"\nmodel = "stub-model-1"\nprofiles = ["release"]\n' \
+            f'\n[release]\ncells = ["{CELL}"]\n'
 
 
 def _release_key(tmp_path: Path) -> tuple[Path, Path]:
@@ -173,7 +179,7 @@ def test_release_completes_pass_then_incomplete_when_indeterminate(label, tmp_pa
     judged = (cfg.evals_dir / "rubric.yaml").is_file()
     rec = stage_mod.decode(stage_dir / "stage.json")
     cases = rec["snapshot"]["cases"]
-    assert sorted(cases) == sorted(keep)
+    assert sorted(cases) == sorted(cells.scoped(k, CELL) for k in keep)
     for c in cases.values():  # every required arm recorded once, the released one from git (subfolder host too)
         assert c["state"] == "complete", c["reasons"]
         assert c["baseline_required"] and {a["arm"] for a in c["arms"].values()} == {"skill-agent", "baseline", "released:v0"}
@@ -189,7 +195,7 @@ def test_release_completes_pass_then_incomplete_when_indeterminate(label, tmp_pa
     assert {r["gate"] for controls in lift.values() for r in controls.values()} == {"pass"}
     rc, rep = _resume(host, stage_dir, key, allowed)
     assert (rc, rep["outcome"]) == (0, "pass"), rep["reasons"]
-    skill = cases[keep[0]]["skill"]
+    skill = cells.scoped(cases[cells.scoped(keep[0], CELL)]["skill"], CELL)
     assert rep["lift"]["skills"][skill]["baseline"]["n_paired"] == 2 and rep["lift"]["skills"][skill]["baseline"]["ci"] is not None
     report_md = (stage_dir / "report.md").read_text()
     assert "## Lift gate" in report_md
@@ -198,7 +204,7 @@ def test_release_completes_pass_then_incomplete_when_indeterminate(label, tmp_pa
         assert re.search(rf"\| `{seed_gate}` \|.*\| (pass|not_applicable) \(", report_md), seed_gate
 
     # a judgment changed (or added) after staging is refused by name: the stage froze the judgments layer
-    bundle = stage_dir / "raw" / cases[keep[0]]["arms"]["candidate"]["runs"][0]["bundle"]
+    bundle = stage_dir / "raw" / cases[cells.scoped(keep[0], CELL)]["arms"]["candidate"]["runs"][0]["bundle"]
     path = bundle / "judgments.json"
     saved = path.read_bytes() if judged else None
     path.write_bytes(saved.replace(b'"stub-judge-1"', b'"other-judge"') if saved else b'{"schema_version": 1, "judgments": []}')
@@ -209,6 +215,7 @@ def test_release_completes_pass_then_incomplete_when_indeterminate(label, tmp_pa
     # the same session, re-staged (no run) where 2 paired scenarios are too few: INDETERMINATE is incomplete
     toml = host / "skill-eval.toml"
     toml.write_text(toml.read_text().replace("min_paired_scenarios = 2", "min_paired_scenarios = 3"))
+    git_commit_all(host, "three paired scenarios")  # release stage takes a clean candidate
     assert cli.main(["release", "stage", "--root", str(host), "--session", "e1", "--out", str(out), "--released", "v0",
                      "--from-session", "--force", "--sign", str(key)]) == 0
     rc, rep = _resume(host, stage_dir, key, allowed)
@@ -228,9 +235,9 @@ def test_release_fails_when_the_candidate_lift_is_negative(label, tmp_path, test
     with ServerHandle(StubModel(cfg.evals_dir, keep, skilled, plain, cfg.agent.max_turns, candidate="loop")) as server:
         assert _stage(host, out, "f1", server.url, key) == 0
     rec = stage_mod.decode(out / "f1" / "stage.json")
-    skill = rec["snapshot"]["cases"][keep[0]]["skill"]
-    gate = rec["snapshot"]["lift"]["skills"][skill]["baseline"]
+    skill = rec["snapshot"]["cases"][cells.scoped(keep[0], CELL)]["skill"]
+    gate = rec["snapshot"]["lift"]["skills"][cells.scoped(skill, CELL)]["baseline"]
     assert gate["gate"] == "fail" and gate["effect"] < 0, gate
     rc, rep = _resume(host, out / "f1", key, allowed)
     assert (rc, rep["outcome"]) == (1, "fail")
-    assert any(r.startswith(f"lift of skill-agent over baseline for skill {skill}") for r in rep["reasons"]), rep["reasons"]
+    assert any(r.startswith(f"lift of skill-agent over baseline for skill {skill} in cell {CELL}") for r in rep["reasons"]), rep["reasons"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from release_helpers import SKILL, record_run, setup_host
+from release_helpers import SKILL, commit_evidence, record_run, setup_host
 
 from skill_eval import cli
 from skill_eval.commands import pr as pr_cmd
@@ -151,6 +151,7 @@ def test_the_panel_can_live_in_the_config_and_flags_replace_it(cfg, tmp_path, ca
         toml = cfg.root / "skill-eval.toml"
         toml.write_text(toml.read_text() + f'\n[judge]\nmodels = ["judge-m", "judge-n"]\nbase_urls = ["{server.url}/v1"]\n'
                         "kappa_floor = 0.5\n")
+        commit_evidence(cfg.root)
         assert cli.main(["release", "stage", *root, "--judge"]) == 0
         assert judge.asked == 2 * 2 * 2 * len(SKILL)
         st = stage_mod.decode(out / "s1" / "stage.json")

@@ -12,7 +12,7 @@ import shutil
 import pytest
 import yaml
 from conftest import git, git_commit_all
-from release_helpers import SKILL, record_run, setup_host
+from release_helpers import SKILL, commit_evidence, record_run, setup_host
 
 from skill_eval.content import config
 from skill_eval.reporting import lift
@@ -36,6 +36,7 @@ def _record(cfg, *, candidate=None, baseline=None, **over):
 
 
 def _stage(cfg, tmp_path):
+    commit_evidence(cfg.root)
     return flow.stage(cfg, out_dir=tmp_path / "out", session="s1", source="evidence", released_ref=None, checks=GATES, force=True)
 
 

@@ -239,7 +239,7 @@ def test_mixed_cards_tag_every_scripted_row(card):
     mixed["cells"][0]["scripted"] = False
     mixed["cells"][0]["model"] = "real-model-1"
     page = html.render(mixed)
-    first, second = mixed["cells"][0]["skill"], mixed["cells"][1]["skill"]
+    first, second = (f"{c['skill']} · {c['agent']}/{c['model']}" for c in mixed["cells"][:2])  # every row names its cell
     assert f"{second} · skill-agent vs baseline · main · SCRIPTED" in page
     assert f"{first} · skill-agent vs baseline · main · SCRIPTED" not in page
     assert f"{first} · skill-agent vs baseline · main" in page

@@ -4,7 +4,7 @@ Driven over the DevTools protocol on a pipe (tests/cdp.py): no port, no network.
 *rendered* DOM — every chart's marks exist and have a size, the scripted label is visible, the
 INDETERMINATE/ERROR rows show their word — and that the page logs no console error, uncaught
 exception or blocked request. Saves a full-page screenshot (set SKILL_EVAL_SCREENSHOT=PATH to
-keep a copy, e.g. docs/scorecard.png). Skipped only outside CI when chromium is absent.
+keep a copy; docs/scorecard.png itself comes from `make scorecard-png`). Skipped only outside CI when chromium is absent.
 """
 
 from __future__ import annotations

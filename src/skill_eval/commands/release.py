@@ -48,6 +48,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--skip", action="append", default=[], metavar="GATE",
                    help="stage: do not run this credential-free gate (recorded as skipped: the release stays incomplete)")
     p.add_argument("--force", action="store_true", help="stage: replace an existing stage of the same session")
+    p.add_argument("--allow-dirty-candidate", default=None, metavar="REASON",
+                   help="stage: accept a candidate that is not a clean tested HEAD (tracked changes, untracked files not "
+                        "ignored, a detached HEAD that is no tag and not CI's ref); REASON is recorded and shown in the report")
     p.add_argument("--run", action="store_true", help="stage: record every required arm once into the session's raw/ first")
     p.add_argument("--from-session", action="store_true",
                    help="stage: stage the runs already recorded in <out>/<session>/raw/ (after --run; with --force to replace a stage)")
@@ -76,6 +79,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _stage(args: argparse.Namespace) -> int:
     from skill_eval.commands import pr
+    from skill_eval.reporting.release import candidate as candidate_mod
     from skill_eval.reporting.release import flow
 
     cfg = config.load(args.root)
@@ -102,6 +106,8 @@ def _stage(args: argparse.Namespace) -> int:
         if ep is not None and len(ep) < 2:
             raise ConfigError("a release is judged by a panel of at least 2 judge models", field="--judge-model",
                               fix="repeat --judge-model (or --judge-model-server) for each judge")
+        # the candidate: a dirty or unnamed HEAD is refused before anything is recorded or judged
+        cand = candidate_mod.settle(candidate_mod.inspect(cfg.root), args.allow_dirty_candidate)
         if args.run:
             from skill_eval.reporting.release import record
 
@@ -110,7 +116,7 @@ def _stage(args: argparse.Namespace) -> int:
             judged = _judge(cfg, ep, out / session / "raw", ps.kappa_floor)
     checks = pr.credential_free_checks(cfg, tuple(args.skip))
     st = flow.stage(cfg, out_dir=out, session=session, source=source, released_ref=args.released, checks=checks,
-                    sign_key=args.sign, force=args.force or args.run)
+                    sign_key=args.sign, force=args.force or args.run, candidate=cand)
     cases = st.record["snapshot"]["cases"]
     counts: dict[str, int] = {}
     for c in cases.values():
@@ -120,6 +126,11 @@ def _stage(args: argparse.Namespace) -> int:
              f"seal {st.record['seal'][:16]}", f"  stage:     {st.stage_path}", f"  worksheet: {st.worksheet_path}"]
     if st.signature:
         lines.append(f"  signature: {st.signature}")
+    lines.append(f"  candidate: {candidate_mod.describe(cand)}")
+    binding = st.record["snapshot"]["bindings"]["cells"]
+    if binding["configured_by"] != "none":
+        lines.append(f"  cells ({binding['configured_by']}): {', '.join(binding['required'])}"
+                     + (f"; recorded, not required: {', '.join(binding['other'])}" if binding["other"] else ""))
     for skill, controls in sorted(st.record["snapshot"]["lift"]["skills"].items()):
         lines += [f"  lift gate {skill} over {r['control']}: {r['gate']} ({r['reason']})" for r in controls.values() if r["control"]]
     lines += [f"  {x}" for x in judged]

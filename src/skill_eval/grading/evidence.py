@@ -155,6 +155,25 @@ def slot_of(meta: dict[str, Any]) -> Slot:
     return Slot("behavioral", meta.get("skill") or "", meta["arm"], meta["scenario"], meta["k"])
 
 
+# (kind, skill, arm, item, k, cell): where one recorded run belongs
+RunKey = tuple[str, str, str, str, int, str]
+
+
+def run_key(slot: Slot, cell: str) -> RunKey:
+    """A recorded run's place: its slot in one [[evals.matrix]] cell ("" when no cell is named: any single
+    cell). Two runs with one key are the same run recorded twice. The evidence gate's duplicate check and
+    the release stage (reporting/release/cells.py) both key runs by this, so they never disagree."""
+    return (slot.kind, slot.skill, slot.arm, slot.item, slot.k, cell)
+
+
+def meta_cell(meta: dict[str, Any]) -> str:
+    """The matrix cell (agent/model label) of a run's meta.json (agent as recorded: {name, ...}) or of a
+    grade's summary meta (agent: its name)."""
+    agent = meta.get("agent")
+    name = agent.get("name") if isinstance(agent, dict) else agent
+    return cell_of(name, meta.get("model"), meta.get("scripted"))
+
+
 def _read_meta(cfg: Config, meta_path: Path, parts: tuple[str, ...]) -> Found:
     """The original, message-exact reading of one layout-level meta.json (scan, and the rare
     path of the one-pass gate where the bundle loader could not read meta.json)."""
@@ -398,7 +417,7 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
     # [[evals.matrix]]: every expected bundle in every cell of the stage's profile ("" = no matrix)
     cells = cfg.cells(stage)
     # by slot's fields (+ cell): a plain tuple hashes in C (Slot's generated __hash__/__eq__ are Python calls)
-    runs: dict[tuple[str, str, str, str, int, str], list[_Seen]] = {}
+    runs: dict[RunKey, list[_Seen]] = {}
     # A/A calibration bundles (run id ending -aa): checked like any bundle, never counted toward the gates
     aa = [f.slot is not None and is_aa(f.rel) for f in found]
     for f, is_aa_run in zip(found, aa, strict=True):
@@ -416,7 +435,7 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
             if cells and cell not in cells:
                 errors.append(f"extra: evidence/{f.rel} was recorded in cell {cell}, which [[evals.matrix]] does not "
                               f"list for this profile (cells: {', '.join(cells)})")
-            fields = (slot.kind, slot.skill, slot.arm, slot.item, slot.k, cell)
+            fields = run_key(slot, cell)
             same = runs.get(fields)
             if same is None:
                 runs[fields] = [f]
@@ -451,7 +470,7 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
         elif key in have_items:
             report.errors.append(f"pending: {key[0]} {key[1]} now has evidence; remove it from {PENDING}")
     for slot, cell in sorted((s, c) for s in expected for c in (cells or ("",))
-                             if (s.kind, s.skill, s.arm, s.item, s.k, c) not in runs):
+                             if run_key(s, c) not in runs):
         key = (slot.kind, slot.item)
         if key in pend_keys and stage != "release":
             continue
@@ -507,8 +526,7 @@ def _cell(grade: Any) -> str:
     """The matrix cell (agent/model label) of a graded bundle."""
     if grade is None:
         return "?/?"
-    m = grade.meta
-    return cell_of(m.get("agent"), m.get("model"), m.get("scripted"))
+    return meta_cell(grade.meta)
 
 
 def release_problems(rel: str, meta: dict[str, Any] | None, g: Grade,

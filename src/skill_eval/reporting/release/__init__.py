@@ -13,7 +13,9 @@ Module map: `snapshot` (what is frozen and how a case's evidence state is derive
 Markdown), `sign` (opt-in SSH signatures), `publication` (build digest of the published trees),
 `record` (`--run`: every required arm once), `judging` (4/5 judged before the stage is sealed),
 `lift_gate` (non-negative lift per skill), `released` (released skill bytes from git, for a host
-anywhere in its repository). The whole sequence: docs/RELEASE.md.
+anywhere in its repository), `cells` (the [[evals.matrix]] cells a release needs; a case is one
+scenario in one cell), `candidate` (a clean tested HEAD, or a recorded waiver). The whole sequence:
+docs/RELEASE.md.
 """
 
 from __future__ import annotations

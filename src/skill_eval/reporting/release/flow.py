@@ -18,6 +18,7 @@ from skill_eval.content.config import Config
 from skill_eval.core import strict
 from skill_eval.core.errors import CheckFailed, InputError, SkillEvalError
 from skill_eval.reporting.release import REPORT_JSON, REPORT_MD, STAGE_FILE, WORKSHEET_FILE, write_atomic
+from skill_eval.reporting.release import candidate as candidate_mod
 from skill_eval.reporting.release import report as report_mod
 from skill_eval.reporting.release import sign as sign_mod
 from skill_eval.reporting.release import snapshot as snap
@@ -37,8 +38,13 @@ class Staged:
 
 
 def stage(cfg: Config, *, out_dir: Path, session: str, source: str, released_ref: str | None,
-          checks: list[dict[str, Any]], sign_key: Path | None = None, force: bool = False, now: str | None = None) -> Staged:
+          checks: list[dict[str, Any]], sign_key: Path | None = None, force: bool = False, now: str | None = None,
+          candidate: dict[str, Any] | None = None) -> Staged:
+    """`candidate`: the settled candidate record (candidate.settle: the CLI refuses a dirty one before recording);
+    None inspects it now and records it undecided (a dirty, unwaived candidate then fails the report)."""
     stage_mod.check_session(session)
+    if candidate is None:
+        candidate = candidate_mod.unsettled(candidate_mod.inspect(cfg.root))
     stage_dir = out_dir / session
     stage_path = stage_dir / STAGE_FILE
     if stage_path.exists() and not force:
@@ -53,7 +59,7 @@ def stage(cfg: Config, *, out_dir: Path, session: str, source: str, released_ref
         raise InputError("the session has no raw evidence", source=raw_root, fix="record the session's runs first (--run)")
     snapshot = snap.build(cfg, source=source, released_ref=released_ref, raw_root=raw_root)
     record = stage_mod.render(cfg, session=session, source=source, released_ref=released_ref, checks=checks,
-                              snapshot=snapshot, now=now)
+                              snapshot=snapshot, candidate=candidate, now=now)
     stage_mod.write(stage_path, record)
     write_atomic(ws_path, worksheet_mod.render(record, _display(cfg, stage_path)).encode())
     sig = sign_mod.sign(stage_path, sign_key) if sign_key else None

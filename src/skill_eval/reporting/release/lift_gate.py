@@ -1,6 +1,6 @@
 """The release's lift gate (DESIGN §10, issue 28 item 2): non-negative lift, per skill, from the stage.
 
-Per skill, the candidate (`skill-agent`) is compared with two controls over the staged runs:
+Per skill (and per matrix cell, cells.py), the candidate (`skill-agent`) is compared with two controls over the staged runs:
 the `baseline` arm (no skill offered) and, when the skill was published at the released ref,
 the `released:<ref>` arm. The statistics are the scorecard's (reporting/lift.py: one vote per
 scenario, paired by scenario, seeded bootstrap CI, exact sign test), unchanged. The gate reads
@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from skill_eval.content.config import Config
 from skill_eval.reporting import lift
+from skill_eval.reporting.release import cells
 
 GateStatus = Literal["pass", "fail", "incomplete", "not_applicable"]
 CONTROLS = ("baseline", "released")
@@ -58,13 +59,14 @@ def gate(result: lift.Lift, margin: float) -> tuple[GateStatus, str]:
 
 
 def evaluate(cfg: Config, cases: dict[str, Any]) -> dict[str, Any]:
-    """{"margin", "min_paired_scenarios", "skills": {skill: {control: {gate, reason, figures...}}}} from staged cases."""
+    """{"margin", "min_paired_scenarios", "skills": {skill: {control: {gate, reason, figures...}}}} from staged cases;
+    a skill is keyed `skill@agent/model` per matrix cell when the release tells cells apart (cells.scoped)."""
     settings = lift.Settings.of(cfg.stats)
     margin = margin_of(cfg)
     arms: dict[str, dict[str, list[lift.Run]]] = defaultdict(lambda: defaultdict(list))
     released_arm: dict[str, str | None] = {}
     for cid, c in sorted(cases.items()):
-        skill = c["skill"]
+        skill = cells.scoped(c["skill"], c.get("cell", cells.ANY))  # per skill in each matrix cell
         for key, arm in c["arms"].items():
             if arm is not None:
                 arms[skill][key] += _runs(arm["runs"], cid)
@@ -96,7 +98,8 @@ def problems(record: dict[str, Any]) -> tuple[list[str], dict[str, list[str]]]:
     incomplete: dict[str, list[str]] = defaultdict(list)
     for skill, controls in sorted(record["skills"].items()):
         for control, res in sorted(controls.items()):
-            what = f"lift of skill-agent over {res.get('control') or control} for skill {skill}"
+            name, cell = cells.unscoped(skill)
+            what = f"lift of skill-agent over {res.get('control') or control} for skill {name}" + (f" in cell {cell}" if cell else "")
             if res["gate"] == "fail":
                 fail.append(f"{what}: {res['reason']}")
             elif res["gate"] == "incomplete":

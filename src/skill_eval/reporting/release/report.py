@@ -22,7 +22,8 @@ from typing import Any
 from skill_eval.core import formats, hashing, schemas, strict
 from skill_eval.core.errors import CheckFailed, InputError
 from skill_eval.core.vocab import ReleaseOutcome
-from skill_eval.reporting.release import lift_gate
+from skill_eval.reporting.release import candidate as candidate_mod
+from skill_eval.reporting.release import cells, lift_gate
 from skill_eval.reporting.release import waiver as waiver_mod
 
 # a report restates its stage's cases, so it is read under the stage's cap (stage.MAX_STAGE_BYTES;
@@ -35,6 +36,9 @@ def decide(stage: dict[str, Any], answers: dict[str, Any]) -> tuple[ReleaseOutco
     fail: list[str] = []
     incomplete: dict[str, str] = {}
     other: list[str] = []
+    dirty = candidate_mod.problem(stage["candidate"])
+    if dirty:
+        fail.append(dirty)
     for c in stage["checks"]:
         if c["status"] == "fail":
             fail.append(f"credential-free gate {c['gate']} failed")
@@ -55,7 +59,8 @@ def decide(stage: dict[str, Any], answers: dict[str, Any]) -> tuple[ReleaseOutco
     fail += lift_fail
     for skill, why in lift_incomplete.items():
         other += why
-        incomplete.update({cid: skill for cid, c in cases.items() if c["skill"] == skill and c["state"] != "fail"})
+        incomplete.update({cid: c["skill"] for cid, c in cases.items()
+                           if cells.scoped(c["skill"], c.get("cell", cells.ANY)) == skill and c["state"] != "fail"})
     if fail:
         return "fail", fail, incomplete
     if incomplete or other:
@@ -77,7 +82,7 @@ def render(stage: dict[str, Any], answers: dict[str, Any], outcome: ReleaseOutco
     cases = []
     for cid, c in sorted(stage["snapshot"]["cases"].items()):
         rel, base = c["arms"]["released"], c["arms"]["baseline"]
-        cases.append({"case": cid, "skill": c["skill"], "evidence": c["state"], "baseline_required": c["baseline_required"],
+        cases.append({"case": cid, "skill": c["skill"], "cell": c.get("cell", cells.ANY), "evidence": c["state"], "baseline_required": c["baseline_required"],
                       "candidate": c["arms"]["candidate"]["state"], "released": rel["state"] if rel else None,
                       "baseline": base["state"],
                       "comparison": answers["cases"][cid]["comparison"], "review": answers["cases"][cid]["review"],
@@ -85,7 +90,7 @@ def render(stage: dict[str, Any], answers: dict[str, Any], outcome: ReleaseOutco
     record = {
         "schema_version": formats.FORMATS["release_report"], "session": stage["session"], "stage_seal": stage["seal"],
         "generated_at": now or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "outcome": outcome, "reasons": reasons,
-        "reviewer": answers.get("reviewer"), "tested_head": stage["tested_head"], "bindings": stage["snapshot"]["bindings"],
+        "reviewer": answers.get("reviewer"), "tested_head": stage["tested_head"], "candidate": stage["candidate"], "bindings": stage["snapshot"]["bindings"],
         "publication": publication, "checks": stage["checks"], "cases": cases, "lift": stage["snapshot"]["lift"], "waiver": waiver,
     }
     schemas.validate(record, "release_report", "rendered report")
@@ -122,15 +127,26 @@ def _figure(x: Any, fmt: str = "+.3f") -> str:
 def _lift_lines(lift: dict[str, Any]) -> list[str]:
     lines = ["", f"## Lift gate (CI lower bound >= -{lift['margin']}; fewer than {lift['min_paired_scenarios']} paired "
              f"scenarios is incomplete; {lift['confidence']:.0%} CI)", "",
-             "| skill | control | gate | verdict | n paired | effect | CI | sign test p |", "|---|---|---|---|---|---|---|---|"]
-    for skill, controls in sorted(lift["skills"].items()):
+             "| skill | cell | control | gate | verdict | n paired | effect | CI | sign test p |", "|---|---|---|---|---|---|---|---|---|"]
+    for scoped, controls in sorted(lift["skills"].items()):
+        skill, cell = cells.unscoped(scoped)
         for key, r in sorted(controls.items()):
             ci = r.get("ci")
             sign = r.get("sign_test") or {}
-            lines.append(f"| {_cell(skill)} | {_cell(r.get('control') or key)} | **{r['gate']}** | {r.get('verdict', '—')} "
+            lines.append(f"| {_cell(skill)} | {_cell(cells.label(cell))} | {_cell(r.get('control') or key)} | **{r['gate']}** | {r.get('verdict', '—')} "
                          f"| {r.get('n_paired', '—')} | {_figure(r.get('effect'))} "
                          f"| {'[' + _figure(ci[0]) + ', ' + _figure(ci[1]) + ']' if ci else '—'} | {_figure(sign.get('p'), '.3g')} |")
     return lines
+
+
+def _cells_line(binding: dict[str, Any] | None) -> str:
+    """The cells the release needed, where that came from, and recorded cells it left out."""
+    if not binding:
+        return "not recorded"
+    if binding["configured_by"] == "none":
+        return "any single cell (no [[evals.matrix]])"
+    other = f"; recorded but not required: {', '.join(map(_cell, binding['other']))}" if binding["other"] else ""
+    return f"{', '.join(map(_cell, binding['required']))} (from {_cell(binding['configured_by'])}){other}"
 
 
 def _seed_statuses(checks: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
@@ -147,6 +163,8 @@ def markdown(record: dict[str, Any]) -> str:
              f"**Outcome: {record['outcome'].upper()}**", ""]
     lines += [f"- {_cell(r)}" for r in record["reasons"]]
     lines += ["", f"- stage seal `{record['stage_seal']}`", f"- tested head `{record['tested_head']}`",
+              f"- candidate: {_cell(candidate_mod.describe(record.get('candidate')))}",
+              f"- cells: {_cells_line(b.get('cells'))}",
               f"- publication build digest `{record['publication']['sha256']}`",
               f"- released baseline: {_cell(b['released']['ref']) + ' @ `' + b['released']['commit'] + '`' if b['released'] else 'none'}",
               f"- models: {', '.join(_cell(m) for m in b['models']) or 'none'}", "",
@@ -155,10 +173,11 @@ def markdown(record: dict[str, Any]) -> str:
     lines += ["", "## The seed's credential-free gates (docs/RELEASE_GATES.md)", "",
               waiver_mod.table_markdown(_seed_statuses(record["checks"])).rstrip("\n")]
     lines += _lift_lines(record["lift"])
-    lines += ["", "## Cases", "", "| case | skill | evidence | candidate | released | baseline | comparison | review |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += ["", "## Cases", "", "| case | skill | cell | evidence | candidate | released | baseline | comparison | review |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for c in record["cases"]:
-        lines.append(f"| {_cell(c['case'])} | {_cell(c['skill'])} | {c['evidence']} | {c['candidate']} | {c['released'] or '—'} "
+        lines.append(f"| {_cell(c['case'])} | {_cell(c['skill'])} | {_cell(cells.label(c.get('cell', cells.ANY)))} | {c['evidence']} "
+                     f"| {c['candidate']} | {c['released'] or '—'} "
                      f"| {c['baseline']} | {c['comparison']} | {_cell(c['review'])} |")
     w = record["waiver"]
     if w:

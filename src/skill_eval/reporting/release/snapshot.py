@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import subprocess
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from skill_eval.core.errors import ConfigError, SkillEvalError, message_of
 from skill_eval.core.vocab import CaseState, RunState
 from skill_eval.grading import regrade
 from skill_eval.grading.graders import Catalog, grade_bundle, release_source_problem
+from skill_eval.reporting.release import cells as cells_mod
 from skill_eval.reporting.release import lift_gate
 from skill_eval.reporting.release.publication import publication_digest
 
@@ -233,11 +235,14 @@ def _needs_review(bundle: Path, catalog: Catalog) -> list[tuple[int, str]]:
     return sorted((d, str(e["needs_human_review"])) for d, e in latest.items() if e.get("needs_human_review"))
 
 
-def arm_entry(arm: str, runs: list[dict[str, Any]], need: int) -> dict[str, Any]:
-    """An arm is as good as its worst run; missing or duplicated run indices are not a pass."""
+def arm_entry(arm: str, runs: list[dict[str, Any]], need: int, keys: list[Any] | None = None) -> dict[str, Any]:
+    """An arm is as good as its worst run; missing or duplicated runs are not a pass. `keys` are the runs'
+    evidence-gate run keys (cells.run_key; None for an unreadable run): two runs with one key are a duplicate."""
     reasons: list[str] = []
     ks = sorted(r["k"] for r in runs if isinstance(r["k"], int))
-    dup = sorted({k for k in ks if ks.count(k) > 1})
+    keys = keys if keys is not None else [(r["k"],) for r in runs]
+    keyed = [key for key in keys if key is not None]
+    dup = sorted({r["k"] for r, key in zip(runs, keys, strict=True) if key is not None and keyed.count(key) > 1}, key=str)
     missing = [k for k in range(need) if k not in ks]
     states = [r["state"] for r in runs]
     state: CaseState
@@ -257,8 +262,13 @@ def arm_entry(arm: str, runs: list[dict[str, Any]], need: int) -> dict[str, Any]
 def _evidence_faults(arm: dict[str, Any] | None) -> list[str]:
     """Runs of a comparison arm that failed as evidence (forged, unreadable, misplaced, other skill bytes),
     not by the agent's checks: a wrong control, never a worse old skill."""
-    return [f"{r['bundle']}: {'; '.join(r['reasons'])}" for r in (arm or {}).get("runs", [])
-            if r["state"] == "fail" and r["lift_vote"] is None]
+    return [f"{r['bundle']}: {'; '.join(r['reasons'])}" for r in (arm or {}).get("runs", []) if _evidence_fault(r)]
+
+
+def _evidence_fault(run: dict[str, Any]) -> bool:
+    """A run that failed as evidence: no failed check named (forged, unreadable, misplaced), or the wrong skill
+    bytes. A run whose checks failed is not one, whatever its source (a scripted control may fail its checks)."""
+    return run["state"] == "fail" and (not run["failures"] or any(UNBOUND in r for r in run["reasons"]))
 
 
 def case_state(candidate: dict[str, Any], released: dict[str, Any] | None, required: bool,
@@ -295,27 +305,11 @@ def build(cfg: Config, *, source: str, released_ref: str | None, raw_root: Path)
     released = released_skills(cfg, released_ref, names) if released_ref else None
     found = scan_raw(cfg, raw_root)
     need = cfg.k if source == "evidence" else 1
+    scan = _Scan(cfg, cur, catalog, raw_root, found, cells_mod.required(cfg), need, released)
     cases: dict[str, Any] = {}
-    for sc in sorted(suite.scenarios, key=lambda s: s.id):
-        required = released is not None and sc.skill in released["skills"]
-        cand_runs = [run_entry(cfg, cur, catalog, raw_root, *r) for r in found.get((sc.id, CANDIDATE_ARM), [])]
-        cand = arm_entry(CANDIDATE_ARM, cand_runs, need)
-        rel = None
-        if required:
-            arm = released_arm(released_ref or "")
-            rel_runs = [run_entry(cfg, cur, catalog, raw_root, *r) for r in found.get((sc.id, arm), [])]
-            for r in rel_runs:
-                _check_released_binding(raw_root / r["bundle"], released["skills"][sc.skill], r)  # type: ignore[index]  # required: released is not None
-            rel = arm_entry(arm, rel_runs, need)
-        base_runs = [run_entry(cfg, cur, catalog, raw_root, *r) for r in found.get((sc.id, BASELINE_ARM), [])]
-        base = arm_entry(BASELINE_ARM, base_runs, need)
-        state, reasons = case_state(cand, rel, required, base)
-        cases[sc.id] = {
-            "skill": sc.skill, "scenario_sha256": cur.digest(f"scenario:{sc.id}"), "assertions_sha256": assertions_digest(sc),
-            "human_review_questions": list(sc.record.get("human_review_questions") or []),
-            "baseline_required": required, "arms": {"candidate": cand, "released": rel, "baseline": base}, "state": state,
-            "reasons": reasons,
-        }
+    for cell in scan.cells.required:  # a case is one scenario in one cell (cells.py)
+        for sc in sorted(suite.scenarios, key=lambda s: s.id):
+            cases[cells_mod.case_id(sc.id, cell)] = _case(scan, sc, cell)
     runs = [r for c in cases.values() for a in c["arms"].values() if a for r in a["runs"]]
     agents = {(r["agent"]["name"], r["agent"]["version"], r["agent"]["binary_sha256"]) for r in runs}
     bindings = {
@@ -324,6 +318,7 @@ def build(cfg: Config, *, source: str, released_ref: str | None, raw_root: Path)
         "case_set_sha256": hashing.record_digest(CASES_DOMAIN, {
             i: {k: c[k] for k in ("skill", "scenario_sha256", "assertions_sha256", "human_review_questions")}
             for i, c in cases.items()}),
+        "cells": scan.cells.binding(cells_mod.meta_cell(m) for rs in found.values() for _, m, _p in rs if m),
         "candidate_skills": {n: cur.digest(f"skill:{n}") for n in names},
         "released": released,
         "agents": [{"name": a, "version": v, "binary_sha256": b} for a, v, b in sorted(agents, key=lambda t: tuple(map(str, t)))],
@@ -334,9 +329,48 @@ def build(cfg: Config, *, source: str, released_ref: str | None, raw_root: Path)
     return {"bindings": bindings, "cases": cases, "lift": lift_gate.evaluate(cfg, cases)}
 
 
+@dataclass(frozen=True)
+class _Scan:
+    """What every case of one snapshot reads: the checkout's digests, the graders, the raw runs found."""
+
+    cfg: Config
+    cur: freshness.Current
+    catalog: Catalog
+    raw_root: Path
+    found: dict[tuple[str, str], list[tuple[str, dict[str, Any] | None, str | None]]]
+    cells: cells_mod.Cells
+    need: int
+    released: dict[str, Any] | None
+
+    def arm(self, scenario: str, cell: str, arm: str, bound: str | None = None) -> dict[str, Any]:
+        """One arm of one case: the runs of `scenario` and `arm` recorded in `cell` (an unreadable run, whose
+        cell is unknown, counts in every cell: it fails each case rather than vanish)."""
+        mine = [r for r in self.found.get((scenario, arm), []) if r[1] is None or self.cells.of(r[1]) == cell]
+        runs = [run_entry(self.cfg, self.cur, self.catalog, self.raw_root, *r) for r in mine]
+        for r in runs:
+            if bound is not None:
+                _check_released_binding(self.raw_root / r["bundle"], bound, r)
+        return arm_entry(arm, runs, self.need, [cells_mod.run_key(m, cell) if m else None for _, m, _p in mine])
+
+
+def _case(scan: _Scan, sc: Any, cell: str) -> dict[str, Any]:
+    released = scan.released
+    required = released is not None and sc.skill in released["skills"]
+    cand = scan.arm(sc.id, cell, CANDIDATE_ARM)
+    rel = scan.arm(sc.id, cell, released_arm(released["ref"]), released["skills"][sc.skill]) if required else None  # type: ignore[index]  # required: released is not None
+    base = scan.arm(sc.id, cell, BASELINE_ARM)
+    state, reasons = case_state(cand, rel, required, base)
+    return {
+        "skill": sc.skill, "scenario": sc.id, "cell": cell, "scenario_sha256": scan.cur.digest(f"scenario:{sc.id}"),
+        "assertions_sha256": assertions_digest(sc), "human_review_questions": list(sc.record.get("human_review_questions") or []),
+        "baseline_required": required, "arms": {"candidate": cand, "released": rel, "baseline": base}, "state": state,
+        "reasons": reasons,
+    }
+
+
 def _check_released_binding(path: Path, bound: str, run: dict[str, Any]) -> None:
     """A released run must have installed exactly the bound released bytes (the runner records them)."""
-    if run["state"] == "fail" and run["lift_vote"] is None:
+    if _evidence_fault(run):
         return  # already wrong evidence, for a reason named in the run
     try:
         meta = strict.load_json(path / "meta.json")

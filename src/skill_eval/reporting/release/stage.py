@@ -54,7 +54,7 @@ def seal_of(record: dict[str, Any]) -> str:
 
 
 def render(cfg: Config, *, session: str, source: str, released_ref: str | None, checks: list[dict[str, Any]],
-           snapshot: dict[str, Any], now: str | None = None) -> dict[str, Any]:
+           snapshot: dict[str, Any], candidate: dict[str, Any], now: str | None = None) -> dict[str, Any]:
     record = {
         "schema_version": formats.FORMATS["release_stage"],
         "session": check_session(session),
@@ -63,6 +63,7 @@ def render(cfg: Config, *, session: str, source: str, released_ref: str | None, 
         "raw_root": raw_root_label(cfg, source),
         "released_ref": released_ref,
         "tested_head": snap.tested_head(cfg),
+        "candidate": candidate,
         "checks": sorted(checks, key=lambda c: c["gate"]),
         "snapshot": snapshot,
     }

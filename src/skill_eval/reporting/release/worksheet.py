@@ -30,7 +30,8 @@ HEADER = """\
 #   inconclusive                required when `evidence` is incomplete; allowed for any case
 # `runs` lists every arm: the candidate (skill-agent), the baseline (no skill) and the released arm.
 # Each skill's lift gate (skill-agent over baseline and over released) is in the stage: `release stage` prints it.
-# Do not edit `case`, `skill`, `evidence`, `baseline_required`, `notes`, `runs` or the questions.
+# A case is one scenario in one agent/model cell (`cell`): each cell's runs are reviewed on their own.
+# Do not edit `case`, `skill`, `cell`, `evidence`, `baseline_required`, `notes`, `runs` or the questions.
 # Then: skill-eval release resume {stage} --worksheet THIS_FILE [--waiver WAIVER]
 """
 
@@ -39,7 +40,8 @@ def render(stage: dict[str, Any], stage_name: str = "STAGE") -> str:
     cases = []
     for cid, c in sorted(stage["snapshot"]["cases"].items()):
         runs = {arm: [f"{stage['raw_root']}/{r['bundle']}" for r in a["runs"]] for arm, a in c["arms"].items() if a}
-        cases.append({"case": cid, "skill": c["skill"], "evidence": c["state"], "baseline_required": c["baseline_required"],
+        cell = {"cell": c["cell"]} if c.get("cell") else {}
+        cases.append({"case": cid, "skill": c["skill"], **cell, "evidence": c["state"], "baseline_required": c["baseline_required"],
                       "notes": list(c["reasons"]), "runs": runs, "human_review_questions": list(c["human_review_questions"]),
                       "comparison": None, "review": None})
     body = {"schema_version": formats.FORMATS["release_worksheet"], "session": stage["session"], "reviewer": None, "cases": cases}
@@ -74,6 +76,9 @@ def load(path: Path, stage: dict[str, Any]) -> dict[str, dict[str, Any]]:
             raise InputError(f"case {cid!r} is not in the stage (renamed or invented)", source=path, field=f"{where}.case",
                              fix=f"the staged cases are: {', '.join(sorted(staged))}")
         c = staged[cid]
+        if row.get("cell", "") != c.get("cell", ""):
+            raise InputError(f"case {cid!r}: cell differs from the stage (the worksheet is stale or was edited)",
+                             source=path, field=f"{where}.cell", fix="re-create the worksheet from this stage")
         for key, want in (("skill", c["skill"]), ("evidence", c["state"]), ("baseline_required", c["baseline_required"]),
                           ("human_review_questions", c["human_review_questions"])):
             if row[key] != want:

@@ -90,9 +90,22 @@ def arm_summary(records: Sequence[RunRecord], settings: lift.Settings, k: int) -
             "mean_tokens_out": mean([r.tokens_out for r in scored if r.tokens_out is not None]),
             "mean_turns": mean([r.turns for r in scored if r.turns is not None]),
             "mean_wall_clock_s": mean([r.wall_clock_s for r in scored if r.wall_clock_s is not None]),
+            "why": _cost_why(scored, cost_known, resolved),
         },
         "contaminated": sorted({r.path for r in records if r.contamination}),
     }
+
+
+def _cost_why(scored: list[Any], known: bool, resolved: int) -> str | None:
+    """Why usd_per_resolved is missing (None when it is there): the runs' own reasons, or nothing resolved."""
+    if not scored:
+        return "no scored run"
+    if not known:
+        missing = [r for r in scored if r.cost_usd is None]
+        reasons = sorted({r.cost_missing for r in missing if r.cost_missing})
+        share = "" if len(missing) == len(scored) else f"{len(missing)} of {len(scored)} runs: "
+        return share + ("; ".join(reasons) or "unknown")
+    return None if resolved else "no run resolved the question"
 
 
 def _pairs(arms: Iterable[str]) -> list[tuple[str, str]]:

@@ -16,8 +16,11 @@ from typing import Any
 
 from skill_eval.reporting.scorecard.markdown import lift_figure, pct, summary_line, usd
 
-W, LABEL_W, ROW_H = 960, 340, 22
-PLOT_W = W - LABEL_W - 240
+# Every row is two lines: its label (naming the cell: skill · agent/model · ...) across the full width, then
+# the plot under it from PLOT_X, so no label is cut or runs into a bar (tests/reporting/test_scorecard_browser.py
+# measures the rendered boxes). The text after a bar has TEXT_W of room.
+W, ROW_H, PLOT_X, PLOT_W = 960, 38, 12, 520
+TEXT_W = W - PLOT_X - PLOT_W - 8
 DIMENSION_COLUMNS = ("1", "2", "3", "4", "5", "6", "oracle")
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1b1f24;max-width:1000px}
@@ -45,14 +48,14 @@ def figure(name: str, title: str, scripted: bool, svg: str, note: str = "") -> s
             f"{svg}{extra}</figure>")
 
 
-def svg(rows: int, body: str, label: str) -> str:
-    h = max(1, rows) * ROW_H + 30
+def svg(rows: int, body: str, label: str, extra: int = 0) -> str:
+    h = max(1, rows) * ROW_H + 24 + extra
     return (f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{escape(label)}" width="{W}" height="{h}" '
             f'viewBox="0 0 {W} {h}">{body}</svg>')
 
 
 def empty(label: str, why: str) -> str:
-    return svg(1, f'<text class="muted empty" x="4" y="18">{escape(why)}</text>', label)
+    return svg(1, f'<text class="muted empty" x="4" y="20">{escape(why)}</text>', label)
 
 
 def bars(rows: Sequence[tuple[str, float | None, str, str]], label: str, vmax: float = 1.0) -> str:
@@ -63,14 +66,14 @@ def bars(rows: Sequence[tuple[str, float | None, str, str]], label: str, vmax: f
     out = []
     for i, (name, value, text, cls) in enumerate(rows):
         y = 20 + i * ROW_H
-        out.append(f'<text x="4" y="{y + 12}">{escape(name)}</text>')
+        out.append(f'<g class="row"><text class="label" x="4" y="{y}">{escape(name)}</text>')
         if value is None:
-            out.append(f'<text class="word" x="{LABEL_W}" y="{y + 12}">{escape(text)}</text>')
+            out.append(f'<text class="word" x="{PLOT_X}" y="{y + 18}">{escape(text)}</text></g>')
             continue
         w = max(1.0, PLOT_W * value / vmax)
-        out.append(f'<rect class="bar {cls}" x="{LABEL_W}" y="{y + 2}" width="{w:.1f}" height="{ROW_H - 6}"><title>{escape(name)}: '
+        out.append(f'<rect class="bar {cls}" x="{PLOT_X}" y="{y + 6}" width="{w:.1f}" height="{ROW_H - 22}"><title>{escape(name)}: '
                    f'{escape(text)}</title></rect>')
-        out.append(f'<text x="{LABEL_W + w + 4:.1f}" y="{y + 12}">{escape(text)}</text>')
+        out.append(f'<text x="{PLOT_X + w + 4:.1f}" y="{y + 18}">{escape(text)}</text></g>')
     return svg(len(rows), "".join(out), label)
 
 
@@ -79,42 +82,47 @@ def lift_chart(card: dict[str, Any]) -> str:
     rows = [(c, e) for c in card["cells"] for e in c["lift"]]
     if not rows:
         return empty("lift", "no behavioural evidence")
-    x0 = LABEL_W + PLOT_W / 2
+    x0 = PLOT_X + PLOT_W / 2
 
     def x(v: float) -> float:
         return x0 + v * PLOT_W / 2
 
-    out = [f'<line class="axis" x1="{x0}" y1="14" x2="{x0}" y2="{20 + len(rows) * ROW_H}"/>',
-           f'<text class="muted" x="{x(-1) - 8:.0f}" y="12">-1</text><text class="muted" x="{x0 - 4:.0f}" y="12">0</text>'
-           f'<text class="muted" x="{x(1) - 8:.0f}" y="12">+1</text>']
+    # the axis is drawn in each row's plot band only (under the label line), so it never crosses a label
+    out = [f'<text class="muted" x="{x(-1):.0f}" y="{20 + len(rows) * ROW_H}">-1</text>'
+           f'<text class="muted" x="{x0 - 4:.0f}" y="{20 + len(rows) * ROW_H}">0</text>'
+           f'<text class="muted" x="{x(1) - 16:.0f}" y="{20 + len(rows) * ROW_H}">+1</text>']
     for i, (cell, e) in enumerate(rows):
         y = 20 + i * ROW_H
-        name = f"{cell['skill']} · {e['treatment']} vs {e['control']} · {e['split']}{row_tag(card, cell)}"
-        out.append(f'<g class="lift-row" data-verdict="{e["verdict"]}"><text x="4" y="{y + 12}">{escape(name)}</text>')
+        name = f"{cell['skill']} · {who(cell)} · {e['treatment']} vs {e['control']} · {e['split']}{row_tag(card, cell)}"
+        out.append(f'<g class="lift-row row" data-verdict="{e["verdict"]}"><text class="label" x="4" y="{y}">{escape(name)}</text>')
         if e["effect"] is None:
-            out.append(f'<text class="word" x="{LABEL_W}" y="{y + 12}">{escape(e["verdict"])}: {escape(_short(e["reason"], 80))}</text></g>')
+            out.append(f'<text class="word" x="{PLOT_X}" y="{y + 18}">{escape(e["verdict"])}: {escape(_short(e["reason"], 110))}</text></g>')
             continue
+        out.append(f'<line class="axis" x1="{x0}" y1="{y + 5}" x2="{x0}" y2="{y + 23}"/>')
         if e["noise_floor"] is not None:
             f = min(1.0, e["noise_floor"])
-            out.append(f'<rect class="aa-floor" x="{x(-f):.1f}" y="{y}" width="{x(f) - x(-f):.1f}" height="{ROW_H - 2}"/>')
+            out.append(f'<rect class="aa-floor" x="{x(-f):.1f}" y="{y + 6}" width="{x(f) - x(-f):.1f}" height="{ROW_H - 22}"/>')
         lo, hi = e["ci"]
-        out.append(f'<line class="ci-bar" x1="{x(lo):.1f}" y1="{y + 10}" x2="{x(hi):.1f}" y2="{y + 10}"/>'
-                   f'<circle class="effect" cx="{x(e["effect"]):.1f}" cy="{y + 10}" r="4"><title>{escape(lift_figure(e))}</title></circle>'
-                   f'<text class="word" x="{x(1) + 6:.0f}" y="{y + 12}">{escape(e["verdict"])}</text></g>')
-    return svg(len(rows), "".join(out), "lift with confidence intervals")
+        out.append(f'<line class="ci-bar" x1="{x(lo):.1f}" y1="{y + 14}" x2="{x(hi):.1f}" y2="{y + 14}"/>'
+                   f'<circle class="effect" cx="{x(e["effect"]):.1f}" cy="{y + 14}" r="4"><title>{escape(lift_figure(e))}</title></circle>'
+                   f'<text class="word" x="{x(1) + 6:.0f}" y="{y + 18}">{escape(e["verdict"])}</text></g>')
+    return svg(len(rows), "".join(out), "lift with confidence intervals", extra=12)
 
 
 def _short(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def who(cell: dict[str, Any]) -> str:
+    """The row's matrix cell, as `agent/model`."""
+    return f"{cell['agent']}/{cell['model']}"
+
+
 def arm_rows(card: dict[str, Any]) -> Iterator[tuple[dict[str, Any], str, dict[str, Any], str]]:
-    """(cell, arm, summary, label); the agent/model joins the label only when there is more than one."""
-    several = len({(c["agent"], c["model"]) for c in card["cells"]}) > 1
+    """(cell, arm, summary, label); every label names its agent/model cell."""
     for cell in card["cells"]:
         for arm, a in cell["arms"].items():
-            who = f" · {cell['agent']}/{cell['model']}" if several else ""
-            yield cell, arm, a, f"{cell['skill']}{who} · {arm}{row_tag(card, cell)}"
+            yield cell, arm, a, f"{cell['skill']} · {who(cell)} · {arm}{row_tag(card, cell)}"
 
 
 def row_tag(card: dict[str, Any], cell: dict[str, Any]) -> str:
@@ -127,27 +135,27 @@ def heatmap(rows: list[tuple[str, dict[str, Any], str]], columns: tuple[str, ...
     """Rows x columns of rates: a shaded square per (row, column) with its percentage; words for errors."""
     if not rows:
         return empty(label, "no data")
-    cw = min(80, (W - LABEL_W - 10) // len(columns))
-    out = [f'<text class="muted" x="{LABEL_W + i * cw + 4}" y="12">dim {escape(c)}</text>' for i, c in enumerate(columns)]
+    cw = min(80, (W - PLOT_X - 10) // len(columns))
+    out = [f'<text class="muted" x="{PLOT_X + i * cw + 4}" y="12">dim {escape(c)}</text>' for i, c in enumerate(columns)]
     for r, (name, dims, status) in enumerate(rows):
-        y = 20 + r * ROW_H
-        out.append(f'<text x="4" y="{y + 12}">{escape(name)}</text>')
+        y = 34 + r * ROW_H
+        out.append(f'<text class="label" x="4" y="{y}">{escape(name)}</text>')
         if status == "error":
-            out.append(f'<text class="word" x="{LABEL_W + 4}" y="{y + 12}">ERROR: infra errors above the limit, no rates</text>')
+            out.append(f'<text class="word" x="{PLOT_X + 4}" y="{y + 18}">ERROR: infra errors above the limit, no rates</text>')
             continue
         for i, c in enumerate(columns):
             d = dims.get(c)
-            x = LABEL_W + i * cw
+            x = PLOT_X + i * cw
             if d is None:
-                out.append(f'<text class="muted" x="{x + 4}" y="{y + 12}">—</text>')
+                out.append(f'<text class="muted" x="{x + 4}" y="{y + 18}">—</text>')
             elif d["rate"] is None:
-                out.append(f'<text class="muted" x="{x + 4}" y="{y + 12}">not judged</text>')
+                out.append(f'<text class="muted" x="{x + 4}" y="{y + 18}">not judged</text>')
             else:
                 light = round(92 - 50 * d["rate"])
-                out.append(f'<rect class="cell dim" x="{x}" y="{y + 1}" width="{cw - 4}" height="{ROW_H - 4}" '
+                out.append(f'<rect class="cell dim" x="{x}" y="{y + 5}" width="{cw - 4}" height="{ROW_H - 20}" '
                            f'style="fill:hsl(212,60%,{light}%)"><title>{escape(name)} dim {escape(c)}: {d["passed"]}/{d["total"]}</title></rect>'
-                           f'<text x="{x + 6}" y="{y + 13}" style="fill:{"#fff" if light < 60 else "#1b1f24"}">{pct(d["rate"])}</text>')
-    return svg(len(rows), "".join(out), label)
+                           f'<text x="{x + 6}" y="{y + 18}" style="fill:{"#fff" if light < 60 else "#1b1f24"}">{pct(d["rate"])}</text>')
+    return svg(len(rows), "".join(out), label, extra=14)
 
 
 def render(card: dict[str, Any]) -> str:
@@ -166,15 +174,15 @@ def render(card: dict[str, Any]) -> str:
     act_rows, act_scripted = [], False
     for act in card["activation"]:
         act_scripted |= act["scripted"]
-        who = f"{act['agent']}/{act['model']}"
+        cell_name = f"{act['agent']}/{act['model']}"
         if act["status"] == "error":
-            act_rows.append((f"{who} · all skills", None, "ERROR: infra errors", "precision"))
+            act_rows.append((f"all skills · {cell_name}", None, "ERROR: infra errors", "precision"))
             continue
         for skill, p in act["per_skill"].items():
             tier = ",".join(p["tiers"]) or "—"
             for metric in ("precision", "recall"):
                 v = p[metric]
-                act_rows.append((f"{skill} · {metric}", v, f"{pct(v)} (tier {tier})" if v is not None else "n/a", metric))
+                act_rows.append((f"{skill} · {cell_name} · {metric}", v, f"{pct(v)} (tier {tier})" if v is not None else "n/a", metric))
     parts.append("<h2>Activation</h2>" + figure("activation", "Trigger activation precision / recall per skill (tier)", act_scripted,
                                                bars(act_rows, "activation precision and recall")))
     agr = card["agreement"]
@@ -194,7 +202,7 @@ def render(card: dict[str, Any]) -> str:
         c = a["cost"]
         value = c["usd_per_resolved"]
         cost_rows.append((name, value, f"{usd(value)} ({c['source']}; {c['resolved']} resolved)" if value is not None
-                          else f"n/a ({c['source']} cost, {c['resolved']} resolved)", "cost"))
+                          else f"n/a: {c.get('why') or c['source'] + ' cost'} ({c['resolved']} resolved)", "cost"))
     parts.append("<h2>Dimensions</h2>" + figure("dimensions", "Dimension pass rates per arm", cells_scripted,
                                                heatmap(dim_rows, DIMENSION_COLUMNS, "dimension pass rates")))
     parts.append("<h2>pass^k</h2>" + figure("passk", "pass^k for the zero-tolerance dimensions 2 and 6", cells_scripted,
@@ -204,7 +212,7 @@ def render(card: dict[str, Any]) -> str:
     aa_rows = []
     for cell in card["cells"]:
         for x in cell["aa"]:
-            name = f"{cell['skill']} · {x['arm']} A/A"
+            name = f"{cell['skill']} · {who(cell)} · {x['arm']} A/A"
             if x["status"] != "ok":
                 aa_rows.append((name, None, f"{x['status']}: {x['reason']}", "fdr"))
             else:

@@ -122,7 +122,7 @@ def render(card: dict[str, Any]) -> str:
             out.append(f"| {cell['skill']} | {who(cell)} | {arm} | {a['runs']} | {pct(a['infra_error_rate'])} | {pct(unfinished)} | "
                        f"{status} | {rate} | "
                        f"{dims} | {pk} | {pct(a['verdict_accuracy']['rate'])} | {usd(c['mean_usd_per_run'])} | "
-                       f"{usd(c['usd_per_resolved'])} | {c['source']} | {num(c['mean_tokens_in'], '.0f')}/{num(c['mean_tokens_out'], '.0f')} | "
+                       f"{usd(c['usd_per_resolved'])} | {c['source']}{esc(' (' + c['why'] + ')') if c.get('why') else ''} | {num(c['mean_tokens_in'], '.0f')}/{num(c['mean_tokens_out'], '.0f')} | "
                        f"{num(c['mean_wall_clock_s'])} | {num(c['mean_turns'])} |")
     out += ["", "### A/A calibration", "",
             "_Two recordings of the same arm: the false-difference rate is the share of paired scenarios whose pass "

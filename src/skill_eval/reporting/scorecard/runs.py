@@ -59,6 +59,7 @@ class RunRecord:
     wall_clock_s: float | None = None
     cost_usd: float | None = None
     cost_source: str = "unknown"  # reported | price_table | unknown
+    cost_missing: str = ""  # why cost_usd is None (cost_missing_reason); "" when it is known
     contamination: list[str] = field(default_factory=list)
     holdout: bool = False
     incomplete: str = ""  # why a scored run never finished (incomplete_reason); "" when it did
@@ -85,6 +86,17 @@ def cost_of(usage: dict[str, Any] | None, model: str, cfg: Config) -> tuple[floa
     if price is not None and tin is not None and tout is not None:
         return (tin * price.input_per_mtok + tout * price.output_per_mtok) / 1e6, "price_table"
     return None, "unknown"
+
+
+def cost_missing_reason(usage: dict[str, Any] | None, model: str, agent: str, scripted: bool, cfg: Config) -> str:
+    """Why a run has no USD cost (cost_of gave None): said on the scorecard instead of a bare "unknown"."""
+    if not usage:
+        return f"{agent or 'the agent'} recorded no usage"
+    if scripted:
+        return f"{agent or 'the agent'} reports no cost and scripted model turns have no price"
+    if model not in cfg.prices:
+        return f"{agent or 'the agent'} reports no cost and [prices] has no entry for {model or 'the model'}"
+    return "no token counts to price"
 
 
 def bundle_dirs(evidence_root: Path) -> list[Path]:
@@ -231,6 +243,8 @@ def _record(cfg: Config, catalog: Catalog, path: Path, rel: str, b: Light) -> Ru
         adapter_tier=str(meta.get("adapter_tier", "")),
         tokens_in=usage.get("tokens_in"), tokens_out=usage.get("tokens_out"), turns=usage.get("turns"),
         wall_clock_s=usage.get("wall_clock_s"), cost_usd=cost, cost_source=source,
+        cost_missing="" if cost is not None else cost_missing_reason(b.usage, model_id, str((meta.get("agent") or {}).get("name", "")),
+                                                                    scripted, cfg),
         contamination=isolation.contamination(meta, b.events, published=cfg.published),
     )
     claim_ok = (b.claim_file or {}).get("status") == "ok"
