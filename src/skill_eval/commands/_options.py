@@ -126,18 +126,19 @@ def with_default_verb(p: argparse.ArgumentParser, arg_strings: list[str]) -> lis
     return [default, *arg_strings]
 
 
-def defaults(module: ModuleType, **values: Any) -> argparse.Namespace:
-    """The namespace `skill-eval CMD` (with no argument) would give `module.run`, then `values` set:
-    for a command run as a step of another (`pr`, `release stage`)."""
+def defaults(module: ModuleType, *, root: Path | None, output_format: str, **values: Any) -> argparse.Namespace:
+    """The namespace `skill-eval CMD --root ROOT --format FORMAT` would give `module.run` (its default
+    verb, if it has verbs), then `values` set: for a command run as a step of another (`pr`, `release stage`)."""
     p = argparse.ArgumentParser(add_help=False)
     add_common_arguments(p)
     module.add_arguments(p)
     for verb in verbs_of(p).values():
         add_common_arguments(verb, inherited=True)
     ns = p.parse_args(with_default_verb(p, []))
+    ns.root, ns.output_format = root, output_format
+    finish_output(ns)
     for key, value in values.items():
         setattr(ns, key, value)
-    finish_output(ns)
     return ns
 
 
