@@ -148,6 +148,9 @@ def _parser_class() -> type[argparse.ArgumentParser]:
             if args is not None and hasattr(self, "default_verb"):
                 args = _options.with_default_verb(self, list(args))
             ns, extras = super().parse_known_args(args, namespace)
+            missing = _options.missing_verb(self, ns)
+            if missing:
+                self.error(missing)
             if hasattr(ns, "output_format"):
                 _options.finish_output(ns)
             return ns, extras

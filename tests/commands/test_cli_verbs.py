@@ -113,7 +113,9 @@ def test_a_verb_refuses_its_siblings_flags(command, verb, calls, capsys):
 @pytest.mark.parametrize("command", ["release", "baseline", "import", "export"])
 def test_a_verb_is_required_where_there_is_no_default(command, capsys):
     assert main([command, "--root", "."]) == EXIT_USAGE
-    assert "the following arguments are required" in _err(capsys)
+    err = _err(capsys)
+    verbs = list(_options.verbs_of(_options.verbs_of(cli.build_parser(command))[command]))
+    assert f"{command}: which " in err and ", ".join(verbs) in err and f"`skill-eval {command} --help`" in err
 
 
 # -- evidence with no verb is evidence check ----------------------------------------------------------------

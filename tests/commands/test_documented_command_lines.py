@@ -151,6 +151,7 @@ def test_the_documented_lines_are_found():
 
 def _relaxed(parser: argparse.ArgumentParser) -> None:
     """No argument required (a verb, a positional, a required option), everything else as strict."""
+    parser.has_verbs = False  # type: ignore[attr-defined]  # (_options.missing_verb: a verb may be left out)
     for action in parser._actions:
         action.required = False
         if isinstance(action, argparse._SubParsersAction):

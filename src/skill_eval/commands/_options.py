@@ -72,8 +72,9 @@ def add_verbs(p: argparse.ArgumentParser, *, dest: str = VERB_DEST, default: str
               metavar: str = "VERB") -> argparse._SubParsersAction[argparse.ArgumentParser]:
     """The verbs of a command as subcommands (`verbs.add_parser(NAME, help=...)` each). With a
     `default` verb, no verb given means that one (`skill-eval evidence` = `evidence check`)."""
-    verbs = p.add_subparsers(dest=dest, title=f"{metavar.lower()}s", metavar=metavar, required=default is None,
-                             parser_class=type(p))
+    # not `required`: argparse would say "the following arguments are required: VERB"; missing_verb names them
+    verbs = p.add_subparsers(dest=dest, title=f"{metavar.lower()}s", metavar=metavar, parser_class=type(p))
+    p.has_verbs = True  # type: ignore[attr-defined]  # read by missing_verb
     if default is not None:
         p.default_verb = default  # type: ignore[attr-defined]  # read by with_default_verb
         verbs.help = f"(default: {default})"
@@ -91,6 +92,15 @@ def verbs_of(p: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     """A command parser's verb parsers by name (empty: a command without verbs)."""
     action = _verb_action(p)
     return dict(action.choices) if action is not None else {}
+
+
+def missing_verb(p: argparse.ArgumentParser, args: argparse.Namespace) -> str | None:
+    """The usage message when a command with verbs (and no default verb) was given none."""
+    action = _verb_action(p) if getattr(p, "has_verbs", False) else None  # (not the top level's commands)
+    if action is None or getattr(args, action.dest, None) is not None:
+        return None
+    choices = list(action.choices)
+    return f"which {action.metavar}? one of: {', '.join(choices)}"
 
 
 def chosen_prog(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str | None) -> str:
