@@ -140,14 +140,22 @@ def _parser_class() -> type[argparse.ArgumentParser]:
             command = self.prog.removeprefix("skill-eval").strip() or None
             raise UsageError(message, source=command, fix=f"see `{self.prog} --help`")
 
+        def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+            """A command with a default verb gets it when none is named; the output format is
+            settled once parsing is done (commands/_options.py)."""
+            from skill_eval.commands import _options
+
+            if args is not None and hasattr(self, "default_verb"):
+                args = _options.with_default_verb(self, list(args))
+            ns, extras = super().parse_known_args(args, namespace)
+            missing = _options.missing_verb(self, ns)
+            if missing:
+                self.error(missing)
+            if hasattr(ns, "output_format"):
+                _options.finish_output(ns)
+            return ns, extras
+
     return Parser
-
-
-def add_common(parser: argparse.ArgumentParser) -> None:
-    from pathlib import Path
-
-    parser.add_argument("--root", type=Path, default=None, help="repository root (default: nearest parent with skill-eval.toml)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object for machines instead of text")
 
 
 def build_parser(argv_command: str | None = None) -> argparse.ArgumentParser:
@@ -161,8 +169,13 @@ def build_parser(argv_command: str | None = None) -> argparse.ArgumentParser:
         module = load_command(argv_command)
         info = COMMANDS[argv_command]
         p = sub.add_parser(argv_command, help=info.summary, description=getattr(module, "DESCRIPTION", None) or info.summary)
-        add_common(p)
+        from skill_eval.commands import _options  # --root and the output format: declared there, for every command
+
+        formats = getattr(module, "FORMATS", _options.OUTPUT_FORMATS)
+        _options.add_common_arguments(p, formats)
         module.add_arguments(p)
+        for verb in _options.verbs_of(p).values():  # each verb takes them too (after its own options)
+            _options.add_common_arguments(verb, formats, inherited=True)
         p.set_defaults(_run=module.run, _fast_exit=getattr(module, "FAST_EXIT", False) is True)
     else:
         for name, info in COMMANDS.items():
@@ -199,7 +212,13 @@ def _run(argv: list[str], fast_exit: list[bool] | None = None) -> int:
     if first is not None and first not in COMMANDS:
         raise _unknown_command(first)
     parser = build_parser(first)
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:  # named after the command (and verb) that refused them, with its own --help
+        from skill_eval.commands import _options
+
+        prog = _options.chosen_prog(parser, args, first)
+        raise UsageError(f"unrecognized arguments: {' '.join(extras)}", source=prog.removeprefix("skill-eval "),
+                         fix=f"see `{prog} --help`")
     if not getattr(args, "_run", None):
         print_help(sys.stderr)
         return EXIT_USAGE
@@ -214,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     process then ends here (exit_now). Any other caller (tests, embedding code) always gets the code back."""
     entry = argv is None and sys._getframe(1).f_globals.get("__name__") == "__main__"
     argv = list(sys.argv[1:] if argv is None else argv)
-    as_json = "--json" in argv
+    as_json = wants_json(argv)
     for stream in (sys.stdout, sys.stderr):  # a path argument may hold undecodable bytes (surrogates)
         if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
@@ -273,6 +292,13 @@ def exit_now(code: int) -> None:
         except Exception:  # noqa: BLE001 - left to the interpreter's own flush, which fails again and reports it as it always did
             return
     os._exit(code)
+
+
+def wants_json(argv: list[str]) -> bool:
+    """Whether errors are to be JSON, read before (or without) parsing: `--json`, `--format json`
+    or `--format=json` (the output format of commands/_options.py)."""
+    return "--json" in argv or "--format=json" in argv or any(
+        a == "--format" and b == "json" for a, b in zip(argv, argv[1:], strict=False))
 
 
 def path_error(exc: OSError) -> SkillEvalError:

@@ -734,7 +734,7 @@ def test_cli_parsers_import_no_shutil_and_keep_the_width():
     code = ("import sys, argparse; from skill_eval import cli; p = cli.build_parser('evidence'); "
             "assert 'shutil' not in sys.modules, 'shutil imported'; "
             "assert cli._terminal_columns() - 2 == argparse.HelpFormatter('x')._width, 'width'; "  # stdlib's, via shutil
-            "p.parse_args(['evidence', '--help'])")
+            "p.parse_args(['evidence', 'check', '--help'])")
     for columns in ("50", "133", "junk"):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              env={**os.environ, "COLUMNS": columns}, check=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 from skill_eval.commands._common import load_config
+from skill_eval.commands._options import add_verbs
 from skill_eval.content.config import Config
 from skill_eval.core.errors import EXIT_OK
 from skill_eval.core.output import emit
@@ -21,10 +22,14 @@ HELP = "show or record the per-(skill, agent, model) baselines for dimensions 1,
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("action", choices=("show", "update"))
-    p.add_argument("--skill", default=None, help="only this skill")
-    p.add_argument("--allow-regression", action="store_true", help="allow a rate to go down (needs --reason)")
-    p.add_argument("--reason", default=None, help="why the baseline changes (required with --allow-regression)")
+    verbs = add_verbs(p)
+    show = verbs.add_parser("show", help="the current pass rates beside the recorded baselines (writes nothing)")
+    update = verbs.add_parser("update", help="record the current rates as the baselines (refused while 2/6 fail pass^k, "
+                                             "or when a rate would go down without --allow-regression)")
+    for verb in (show, update):
+        verb.add_argument("--skill", default=None, help="only this skill")
+    update.add_argument("--allow-regression", action="store_true", help="allow a rate to go down (needs --reason)")
+    update.add_argument("--reason", default=None, help="why the baseline changes (required with --allow-regression)")
 
 
 def _grades(cfg: Config) -> tuple[list[Grade], Catalog]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from skill_eval.checks import trigger_scoring, triggers
 from skill_eval.commands import explain
 from skill_eval.commands._common import load_config
+from skill_eval.commands._options import flag_or_config
 from skill_eval.content import evals
 from skill_eval.content.skills import discover
 from skill_eval.core.output import emit
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
              {"ok": True, "not_applicable": True, "problems": []})
         return 0
     descriptions = {n: str(s.frontmatter.get("description", "")) for n, s in skills.items()}
-    method = getattr(args, "scorer", None) or cfg.triggers.scorer
+    method = flag_or_config(getattr(args, "scorer", None), cfg.triggers.scorer)
     preds = trigger_scoring.predict_corpus(cfg, descriptions, prompts, method)
     m = triggers.metrics(preds, sorted(skills))
     where = {n: _description_line(cfg.root, s.dir) for n, s in skills.items()}

@@ -1,4 +1,4 @@
-"""`skill-eval evidence`: the evidence gate — complete, fresh, re-graded, gated.
+"""`skill-eval evidence [check]`: the evidence gate — complete, fresh, re-graded, gated.
 
 Derives the expected bundle set from the selection rule (risk suite by default, as in
 `nox -s pr`; `--suite full` for release), rejects missing / extra / duplicated / stale /
@@ -7,6 +7,8 @@ unreadable bundles, re-grades every bundle and applies pass^k (2, 6), the baseli
 entry of agent-evals/skills/evidence-pending.yaml is printed loudly.
 `--write-pending REASON` (re)writes that file from the full expected set minus the
 evidence present, for bootstrapping a repository with no evidence yet.
+Its other verbs: `evidence merge DIR...` (sharded recording, then this gate), `evidence compact`
+and `evidence expand` (how bundles lie on disk; no gate).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from skill_eval.commands._common import load_config
+from skill_eval.commands._options import add_base_argument, add_verbs
 from skill_eval.content.config import Config
 from skill_eval.core.output import emit
 
@@ -32,15 +35,30 @@ FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from skill_eval.commands import evidence_merge
+
+    verbs = add_verbs(p, default="check")
+    check = verbs.add_parser("check", help="the evidence gate (what `skill-eval evidence` alone runs)",
+                             description=__doc__)
+    add_gate_arguments(check)
+    check.add_argument("--write-pending", metavar="REASON", default=None,
+                       help=f"write {PENDING} listing every expected item without evidence, with REASON (no gate runs)")
+    merge = verbs.add_parser("merge", help="union the evidence directories of sharded runs (docs/SHARDS.md), then run the gate",
+                             description=evidence_merge.__doc__)
+    evidence_merge.add_arguments(merge)
+    add_gate_arguments(merge)
+    # compact/expand: storage only, no gate (commands/evidence_compact.py; its docstring is not imported here)
+    verbs.add_parser("compact", help="gzip raw streams and keep identical captured artifacts once (<evidence>/.objects/; "
+                                     "seals stay valid; docs/EVIDENCE_STORAGE.md)")
+    verbs.add_parser("expand", help="the inverse of compact: every bundle file plain again, the store removed")
+
+
+def add_gate_arguments(p: argparse.ArgumentParser) -> None:
+    """What the gate demands (`check`, and `merge`, which runs the gate on the merged evidence)."""
     p.add_argument("--suite", choices=("risk", "full"), default="risk", help="expected set to demand (default: risk)")
-    p.add_argument("--base", default=None, help="git ref whose pack the moved digests are computed against")
+    add_base_argument(p)
     p.add_argument("--stage", choices=STAGES, default="merge", help="release also gates 4/5 and accepts no pending entries")
     p.add_argument("--verbose", action="store_true", help="list every stale/missing bundle, not only the per-skill summary")
-    p.add_argument("--write-pending", metavar="REASON", default=None,
-                   help=f"write {PENDING} listing every expected item without evidence, with REASON")
-    from skill_eval.commands import evidence_merge  # `evidence merge DIR...` (sharded recording, docs/SHARDS.md)
-
-    evidence_merge.add_arguments(p)
 
 
 def summarise(errors: list[str], verbose: bool) -> Iterator[str]:
@@ -111,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         refused = evidence_merge.merge(args, cfg)
         if refused is not None:
             return refused
-    if args.write_pending is not None:
+    if getattr(args, "write_pending", None) is not None:  # (`check` only)
         return _write_pending(args, cfg)
     from skill_eval.grading import evidence
 

@@ -85,12 +85,8 @@ def _prune(store: Path, bundles: list[Path]) -> int:
 
 def compact(args: argparse.Namespace, cfg: Config) -> int:
     from skill_eval.core import stored
-    from skill_eval.core.errors import UsageError
 
-    if getattr(args, "dirs", None):
-        raise UsageError(f"evidence {args.action} takes no DIR: it converts this repository's evidence tree in place",
-                         fix=f"run `skill-eval evidence {args.action}` from the repository (or pass --root)")
-    report = Report()
+    report = Report()  # (no DIR: `evidence compact|expand` take none, argparse refuses one)
     for tree in trees(cfg):
         store = tree / stored.STORE
         bundles = _bundles(tree)

@@ -31,18 +31,13 @@ if TYPE_CHECKING:
 
 # Imported where used: `skill-eval evidence` adds this module's arguments on every start, and the
 # planning code (the runner's plan, the adapters' names) is for the merge alone.
-ACTIONS = ("merge", "compact", "expand")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The merge's arguments on `skill-eval evidence` (the gate's own options apply after it)."""
-    p.add_argument("action", nargs="?", choices=ACTIONS, default=None,
-                   help="merge: union the evidence directories of sharded runs (docs/SHARDS.md), then run the gate; "
-                        "compact: gzip raw streams and keep identical captured artifacts once (<evidence>/.objects/; "
-                        "seals stay valid), expand: the inverse (docs/EVIDENCE_STORAGE.md)")
-    p.add_argument("dirs", nargs="*", metavar="DIR", help="with merge: the evidence directory of each shard's job")
+    """The merge's own arguments on `skill-eval evidence merge` (the gate's options follow them)."""
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="the evidence directory of each shard's job")
     p.add_argument("--into", type=Path, default=None, metavar="EVIDENCE",
-                   help="with merge: the evidence directory to merge into (default: this repository's)")
+                   help="the evidence directory to merge into (default: this repository's)")
 
 
 @dataclass

@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from skill_eval.commands._common import load_config
+from skill_eval.commands._options import add_verbs
 from skill_eval.content import evals, pack
 from skill_eval.content.generate import skill_tree
 from skill_eval.content.skills import discover
@@ -34,11 +35,16 @@ DESCRIPTION = __doc__
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("format", choices=("harbor", "evals-json"), help="target format")
-    p.add_argument("out", type=Path, help="output folder (harbor: one task per scenario) or evals.json path")
-    p.add_argument("--scenario", action="append", default=[], metavar="ID", help="harbor: only these scenario ids")
-    p.add_argument("--skill", default=None, help="evals-json: the skill to export (required)")
-    p.add_argument("--force", action="store_true", help="replace task folders / the file that already exist")
+    formats = add_verbs(p, dest="format", metavar="FORMAT")
+    harbor_p = formats.add_parser("harbor", help="one Harbor task folder per scenario that can be expressed (docs/HARBOR.md)")
+    harbor_p.add_argument("out", type=Path, help="output folder (one task per scenario)")
+    harbor_p.add_argument("--scenario", action="append", default=[], metavar="ID", help="only these scenario ids")
+    harbor_p.add_argument("--force", action="store_true", help="replace task folders that already exist")
+    ej = formats.add_parser("evals-json", help="skill-creator's evals.json for one skill, from the drafts "
+                                               "`skill-eval import evals-json` staged")
+    ej.add_argument("out", type=Path, help="the evals.json path to write")
+    ej.add_argument("--skill", required=True, help="the skill to export")
+    ej.add_argument("--force", action="store_true", help="replace the file if it exists")
 
 
 def _write_tree(dest: Path, task: harbor.Task, force: bool) -> None:

@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from skill_eval.commands._common import load_config
+from skill_eval.commands._options import add_verbs, flag_or_config
 from skill_eval.content import evals
 from skill_eval.core import schemas, strict
 from skill_eval.core.errors import ConfigError, InputError
@@ -42,18 +43,21 @@ DESCRIPTION = __doc__
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("format", choices=("evals-json", "harbor"),
-                   help="what to import: skill-creator's evals.json, or OpenAI's evaluations/*.json (query + expected_behavior); "
-                        "harbor: a Harbor job directory's trials")
-    p.add_argument("path", type=Path, help="evals-json: a skill folder (reads evals/evals.json, else evaluations/*.json), an "
-                                            "evals.json file or one OpenAI evaluation file; harbor: the job directory")
-    p.add_argument("--evidence", type=Path, default=None, metavar="DIR",
-                   help="harbor: the evidence tree to write bundles into (default: the host's)")
-    p.add_argument("--force", action="store_true", help="harbor: replace bundles that already exist")
-    p.add_argument("--trigger-set", type=Path, default=None, metavar="FILE",
-                   help="skill-creator trigger-eval JSON ([{query, should_trigger}]); default: trigger*.json beside evals.json")
-    p.add_argument("--skill", default=None, help="skill name (default: evals.json's skill_name)")
-    p.add_argument("--dry-run", action="store_true", help="print the mapping report and write nothing")
+    formats = add_verbs(p, dest="format", metavar="FORMAT")
+    ej = formats.add_parser("evals-json", help="skill-creator's evals.json (+ trigger-eval set), or OpenAI's "
+                                               "evaluations/*.json (query + expected_behavior)")
+    ej.add_argument("path", type=Path, help="a skill folder (reads evals/evals.json, else evaluations/*.json), an "
+                                            "evals.json file or one OpenAI evaluation file")
+    ej.add_argument("--trigger-set", type=Path, default=None, metavar="FILE",
+                    help="skill-creator trigger-eval JSON ([{query, should_trigger}]); default: trigger*.json beside evals.json")
+    ej.add_argument("--skill", default=None, help="skill name (default: evals.json's skill_name)")
+    harbor = formats.add_parser("harbor", help="a Harbor job directory's trials, as labelled, unsigned bundles (docs/HARBOR.md)")
+    harbor.add_argument("path", type=Path, help="the Harbor job directory")
+    harbor.add_argument("--evidence", type=Path, default=None, metavar="DIR",
+                        help="the evidence tree to write bundles into (default: the host's)")
+    harbor.add_argument("--force", action="store_true", help="replace bundles that already exist")
+    for verb in (ej, harbor):
+        verb.add_argument("--dry-run", action="store_true", help="print the mapping report and write nothing")
 
 
 def _locate(path: Path) -> tuple[Path | None, Path | None]:
@@ -105,7 +109,7 @@ def _harbor(args: argparse.Namespace) -> int:
     trials = harbor_import.read_job(args.path)
     scenarios = {s.id: s for s in evals.load_scenarios(cfg, truth=evals.load_ground_truth(cfg))}
     subject = cfg.subject if cfg.has_subject else None
-    tree = args.evidence if args.evidence is not None else cfg.root / cfg.evidence_rel
+    tree = flag_or_config(args.evidence, cfg.root / cfg.evidence_rel)
     run_id = harbor_import.run_id_of(args.path)
     template = cfg.evals_dir / "prompts" / "behavioral.md"
     tmpl = strict.read_text(template) if template.is_file() else "{prompt}"

@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from skill_eval.commands._options import add_judge_arguments, flag_or_config
 from skill_eval.content import config
 from skill_eval.core.errors import ConfigError
 from skill_eval.core.output import emit
@@ -46,13 +47,7 @@ DESCRIPTION = __doc__
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("bundles", nargs="*", type=Path, help="bundle directories (default: unjudged bundles under evidence/)")
     p.add_argument("--dimension", type=int, action="append", choices=judge_mod.JUDGED, default=None, help="default: 4 and 5")
-    p.add_argument("--base-url", action="append", default=None, help="OpenAI-style endpoint including /v1 (one, or one per --model)")
-    p.add_argument("--model", action="append", default=None, help="judge model id (sent and stamped); repeat for a panel")
-    p.add_argument("--api-key-env", default=None, metavar="VAR", help="environment variable holding the endpoint's key")
-    p.add_argument("--model-server", action="append", default=None, metavar="scripted:PATH",
-                   help="a scripted judge (tests; never counts as judged for release); repeat for a panel")
-    p.add_argument("--kappa-floor", type=float, default=None,
-                   help="a panel dimension whose kappa is below this needs human review (default: [judge] kappa_floor, else 0.6)")
+    add_judge_arguments(p)
     p.add_argument("--rejudge", action="store_true", help="also judge bundles that already have a current judgment")
 
 
@@ -84,7 +79,7 @@ def settings(cfg: config.Config, base_urls: list[str] | None, models: list[str] 
              model_servers: list[str] | None, kappa_floor: float | None) -> PanelSettings:
     """Resolve the panel: any judge flag replaces the [judge] table whole (never a mix of the two)."""
     table = cfg.raw.get("judge") or {}
-    floor = kappa_floor if kappa_floor is not None else float(table.get("kappa_floor", KAPPA_FLOOR_DEFAULT))
+    floor = flag_or_config(kappa_floor, float(table.get("kappa_floor", KAPPA_FLOOR_DEFAULT)))
     if base_urls or models or model_servers:
         return PanelSettings(base_urls, models, api_key_env, model_servers, floor, False)
     return PanelSettings(table.get("base_urls"), table.get("models"), api_key_env or table.get("api_key_env"), None,

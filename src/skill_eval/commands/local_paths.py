@@ -18,6 +18,7 @@ import re
 import stat
 from pathlib import Path
 
+from skill_eval.commands._options import flag_or_config
 from skill_eval.content import config
 from skill_eval.core import stored, strict
 from skill_eval.core.errors import InputError, message_of
@@ -57,7 +58,7 @@ def home_hits(tree: Path, root: Path, home: str) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     cfg = config.load(args.root)
-    home = args.home if getattr(args, "home", None) is not None else os.environ.get("HOME", "")
+    home = flag_or_config(getattr(args, "home", None), os.environ.get("HOME", ""))
     problems: list[str] = []
     scanned = 0
     for name in TREES:

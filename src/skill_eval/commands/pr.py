@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from skill_eval.commands._common import load_config
+from skill_eval.commands._options import defaults
 from skill_eval.core.errors import SkillEvalError
 
 if TYPE_CHECKING:
@@ -138,16 +139,8 @@ def credential_free_checks(cfg: Config, skip: tuple[str, ...] = ()) -> list[dict
 
 
 def _namespace(module: ModuleType, base: argparse.Namespace, extra: dict[str, Any]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--root", default=None)
-    parser.add_argument("--json", action="store_true")
-    module.add_arguments(parser)
-    ns = parser.parse_args([])
-    ns.root = base.root
-    ns.json = base.json
-    for k, v in extra.items():
-        setattr(ns, k, v)
-    return ns
+    fmt = getattr(base, "output_format", None) or ("json" if base.json else "text")
+    return defaults(module, root=base.root, output_format=fmt, **extra)
 
 
 def run(args: argparse.Namespace) -> int:

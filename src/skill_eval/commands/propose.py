@@ -27,11 +27,10 @@ import sys
 import threading
 from pathlib import Path
 
-from skill_eval.commands._common import bounded_float, bounded_int, load_config
-from skill_eval.content.config import MAX_TURNS_MAX, TIMEOUT_MAX
+from skill_eval.commands._common import load_config
+from skill_eval.commands._options import add_agent_arguments, agent_options
 from skill_eval.core.errors import EXIT_OK, ConfigError, UsageError
 from skill_eval.core.output import emit
-from skill_eval.harness.adapters import adapter_names
 from skill_eval.harness.runner.execute import RunOptions
 from skill_eval.improve import cases as cases_mod
 from skill_eval.improve import propose as lib
@@ -47,18 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="take the failing cases of this check (triggers: the prompts `check-triggers` mispredicts)")
     p.add_argument("--case", dest="cases", nargs="+", action="extend", default=[], metavar="ID",
                    help="a failing case by id: a trigger prompt id or a (non-holdout) scenario id")
-    p.add_argument("--agent", choices=adapter_names(), default=None, help="adapter (default: [agent] adapter in the config)")
-    p.add_argument("--agent-binary", default=None, help="path of the agent CLI (default: PATH, then .cache/agent-clis)")
-    p.add_argument("--model", default=None, help="model id passed to the agent (default: [agent] model)")
-    p.add_argument("--model-server", default=None, metavar="scripted:FILE",
-                   help="replay scripted model turns from one model script file (tests, demos)")
-    p.add_argument("--base-url", default=None, help="OpenAI-style endpoint for --agent openai-compatible")
-    p.add_argument("--no-auth", action="store_true", help="the --base-url endpoint needs no credential (implied for loopback)")
-    p.add_argument("--max-turns", type=bounded_int(1, MAX_TURNS_MAX), default=None, help=f"1..{MAX_TURNS_MAX} (default: [agent] max_turns)")
-    p.add_argument("--timeout", type=bounded_float(0, TIMEOUT_MAX, low_inclusive=False), default=None,
-                   help=f"wall-clock seconds for the agent, > 0 and <= {TIMEOUT_MAX:g} (default: [agent] timeout_seconds)")
-    p.add_argument("--max-total-tokens", type=bounded_int(1, 1_000_000_000), default=None,
-                   help="token budget of the run (default: [agent] max_total_tokens)")
+    add_agent_arguments(p, "agent", "agent-binary", "model", "model-server", "base-url", "no-auth", "max-turns", "timeout",
+                        "max-total-tokens")
     p.add_argument("--out", type=Path, default=Path(lib.DEFAULT_OUT),
                    help=f"where proposal.patch and proposal.json go; a relative one is taken from --root (default: "
                         f"{lib.DEFAULT_OUT}); never inside the skill sources or the evals root")
@@ -82,14 +71,8 @@ def run(args: argparse.Namespace) -> int:
         emit(args, [f"propose: nothing to propose — no case of {args.from_check} fails"],
              {"ok": True, "proposal": None, "cases": [], "check_problems": problems})
         return EXIT_OK
-    agent = args.agent or cfg.agent.adapter
-    opts = RunOptions(
-        adapter=agent, model=args.model or cfg.agent.model, model_server=args.model_server, base_url=args.base_url,
-        binary=args.agent_binary, max_turns=args.max_turns if args.max_turns is not None else cfg.agent.max_turns,
-        timeout=args.timeout if args.timeout is not None else cfg.agent.timeout_seconds,
-        max_tokens=cfg.agent.max_tokens,
-        max_total_tokens=args.max_total_tokens if args.max_total_tokens is not None else cfg.agent.max_total_tokens,
-        no_auth=args.no_auth)
+    opts = RunOptions(**agent_options(args, cfg))
+    agent = opts.adapter
     out = args.out if args.out.is_absolute() else cfg.root / args.out
     if not args.json:
         print(f"propose: {len(found)} failing case(s) -> agent {agent}, sandboxed on a copy of "

@@ -25,7 +25,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from skill_eval.commands._common import bounded_int
+from skill_eval.commands._options import add_agent_arguments, add_judge_arguments, add_verbs, flag_or_config
 from skill_eval.content import config
+from skill_eval.content.config import JOBS_MAX
 from skill_eval.core.errors import ConfigError, InputError
 from skill_eval.core.output import emit
 
@@ -39,42 +42,42 @@ DEFAULT_OUT = "build/release"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("action", choices=("stage", "resume", "verify"))
-    p.add_argument("targets", nargs="*", type=Path, help="resume: the stage.json; verify: stage.json / report.json files")
-    p.add_argument("--session", default=None, help="stage: session id (default: r<UTC timestamp>)")
-    p.add_argument("--out", type=Path, default=None, help=f"stage: parent of the session directory (default: {DEFAULT_OUT}); "
-                   "resume: where the report goes (default: beside the stage)")
-    p.add_argument("--released", default=None, metavar="REF", help="stage: git ref of the prior release (released:<REF> arm)")
+    verbs = add_verbs(p)
+    _stage_arguments(verbs.add_parser("stage", help="run the credential-free gates, freeze every input, grade, seal "
+                                                    "stage.json + worksheet.yaml, then stop for a human"))
+    resume = verbs.add_parser("resume", help="recheck the seal and every frozen input, then write report.json / report.md")
+    resume.add_argument("targets", nargs=1, type=Path, metavar="STAGE", help="the stage.json `release stage` wrote")
+    resume.add_argument("--worksheet", type=Path, required=True, help="the filled worksheet")
+    resume.add_argument("--waiver", type=Path, default=None, help="a waiver covering exactly the incomplete cases")
+    resume.add_argument("--out", type=Path, default=None, help="where the report goes (default: beside the stage)")
+    resume.add_argument("--sign", type=Path, default=None, metavar="KEY", help="sign the report with this SSH private key")
+    resume.add_argument("--allowed-signers", type=Path, default=None,
+                        help="OpenSSH allowed-signers file: also verify the stage's signature")
+    verify = verbs.add_parser("verify", help="check the SSH signatures (and a stage's seal) of stage.json / report.json files")
+    verify.add_argument("targets", nargs="+", type=Path, metavar="FILE", help="stage.json / report.json files")
+    verify.add_argument("--allowed-signers", type=Path, required=True, help="OpenSSH allowed-signers file")
+
+
+def _stage_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--session", default=None, help="session id (default: r<UTC timestamp>)")
+    p.add_argument("--out", type=Path, default=None, help=f"parent of the session directory (default: {DEFAULT_OUT})")
+    p.add_argument("--released", default=None, metavar="REF", help="git ref of the prior release (released:<REF> arm)")
     p.add_argument("--skip", action="append", default=[], metavar="GATE",
-                   help="stage: do not run this credential-free gate (recorded as skipped: the release stays incomplete)")
-    p.add_argument("--force", action="store_true", help="stage: replace an existing stage of the same session")
+                   help="do not run this credential-free gate (recorded as skipped: the release stays incomplete)")
+    p.add_argument("--force", action="store_true", help="replace an existing stage of the same session")
     p.add_argument("--allow-dirty-candidate", default=None, metavar="REASON",
-                   help="stage: accept a candidate that is not a clean tested HEAD (tracked changes, untracked files not "
+                   help="accept a candidate that is not a clean tested HEAD (tracked changes, untracked files not "
                         "ignored, a detached HEAD that is no tag and not CI's ref); REASON is recorded and shown in the report")
-    p.add_argument("--run", action="store_true", help="stage: record every required arm once into the session's raw/ first")
+    p.add_argument("--sign", type=Path, default=None, metavar="KEY", help="sign the stage with this SSH private key")
+    p.add_argument("--run", action="store_true", help="record every required arm once into the session's raw/ first")
     p.add_argument("--from-session", action="store_true",
-                   help="stage: stage the runs already recorded in <out>/<session>/raw/ (after --run; with --force to replace a stage)")
-    p.add_argument("--judge-base-url", action="append", default=None,
-                   help="stage (session runs): judge 4/5 at this OpenAI-style endpoint before sealing (one, or one per --judge-model)")
-    p.add_argument("--judge-model", action="append", default=None, help="stage: judge model id (sent and stamped); a release needs >= 2 (a panel)")
-    p.add_argument("--judge-api-key-env", default=None, metavar="VAR", help="stage: environment variable holding the judge's key")
-    p.add_argument("--judge-kappa-floor", type=float, default=None,
-                   help="stage: a panel dimension below this kappa needs human review (default: [judge] kappa_floor, else 0.6)")
+                   help="stage the runs already recorded in <out>/<session>/raw/ (after --run; with --force to replace a stage)")
+    add_agent_arguments(p, "agent", "model", "model-server", "base-url", "agent-binary", note="--run: ",
+                        help={"model-server": "scripted model turns (yields incomplete)"})
+    p.add_argument("-j", "--jobs", type=bounded_int(1, JOBS_MAX), default=1, help=f"--run: parallel runs, 1..{JOBS_MAX}")
     p.add_argument("--judge", action="store_true",
-                   help="stage (session runs): judge 4/5 before sealing with the panel of skill-eval.toml's [judge] table")
-    p.add_argument("--judge-model-server", action="append", default=None, metavar="scripted:PATH",
-                   help="stage: a scripted judge (tests; never counts as judged for a release)")
-    p.add_argument("--agent", default=None, help="--run: adapter (default: [agent] adapter)")
-    p.add_argument("--model", default=None, help="--run: model id")
-    p.add_argument("--model-server", default=None, metavar="scripted:PATH", help="--run: scripted model turns (yields incomplete)")
-    p.add_argument("--base-url", default=None, help="--run: OpenAI-style endpoint for openai-compatible")
-    p.add_argument("--agent-binary", default=None, help="--run: path of the agent CLI")
-    p.add_argument("-j", "--jobs", type=int, default=1, help="--run: parallel runs")
-    p.add_argument("--worksheet", type=Path, default=None, help="resume: the filled worksheet")
-    p.add_argument("--waiver", type=Path, default=None, help="resume: a waiver covering exactly the incomplete cases")
-    p.add_argument("--sign", type=Path, default=None, metavar="KEY", help="stage/resume: sign with this SSH private key")
-    p.add_argument("--allowed-signers", type=Path, default=None,
-                   help="verify (required) / resume (optional): OpenSSH allowed-signers file")
+                   help="(session runs) judge 4/5 before sealing with the panel of skill-eval.toml's [judge] table")
+    add_judge_arguments(p, prefix="judge-", note="(session runs) judge 4/5 before sealing: ")
 
 
 def _stage(args: argparse.Namespace) -> int:
@@ -84,7 +87,7 @@ def _stage(args: argparse.Namespace) -> int:
 
     cfg = config.load(args.root)
     session = args.session or datetime.now(UTC).strftime("r%Y%m%dt%H%M%Sz")
-    out = args.out if args.out is not None else cfg.root / DEFAULT_OUT
+    out = flag_or_config(args.out, cfg.root / DEFAULT_OUT)
     source = "session" if args.run or args.from_session else "evidence"
     if args.run and args.from_session:
         raise InputError("--run records a new session; --from-session stages one recorded earlier", fix="pass one of them")

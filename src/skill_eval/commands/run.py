@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from skill_eval.checks.surface import find_subject
-from skill_eval.commands._common import bounded_float, bounded_int, load_config, plural
+from skill_eval.commands._common import bounded_int, load_config, plural
+from skill_eval.commands._options import add_agent_arguments, add_base_argument, agent_options, flag_or_config
 from skill_eval.content import freshness, shards
-from skill_eval.content.config import COST_MAX, JOBS_MAX, K_MAX, MAX_TURNS_MAX, TIMEOUT_MAX, Config
+from skill_eval.content.config import JOBS_MAX, K_MAX, Config
 from skill_eval.content.selection import SUITES
 from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK, SkillEvalError
 from skill_eval.core.output import emit
-from skill_eval.harness.adapters import adapter_names
 from skill_eval.harness.runner import isolation, lock, plan
 from skill_eval.harness.runner.execute import RunOptions, preflight, run_item
 from skill_eval.harness.runner.pool import run_all
@@ -38,12 +38,10 @@ def add_plan_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments that decide the plan (shared with `skill-eval plan`, which must plan alike)."""
     p.add_argument("ids", nargs="*", help="explicit scenario or prompt ids (default: the selected suite)")
     p.add_argument("--suite", choices=SUITES, default="risk")
-    p.add_argument("--base", default=None, help="only skills whose digests moved since this git ref")
+    add_base_argument(p, help="only skills whose digests moved since this git ref")
     p.add_argument("--no-trigger", action="store_true", help="skip the trigger corpus")
-    p.add_argument("--agent", choices=adapter_names(), default=None, help="adapter (default: [agent] adapter in the config)")
-    p.add_argument("--model", default=None, help="model id passed to the agent (default: [agent] model)")
-    p.add_argument("--model-server", default=None, metavar="scripted:PATH",
-                   help="replay scripted model turns from a file or a directory of <item-id>.yaml (trigger/<id>.yaml)")
+    add_agent_arguments(p, "agent", "model", "model-server", help={
+        "model-server": "replay scripted model turns from a file or a directory of <item-id>.yaml (trigger/<id>.yaml)"})
     p.add_argument("--arm", default="skill-agent", help="skill-agent | skill | docs | baseline | siblings | released:<ref>")
     p.add_argument("-k", type=bounded_int(1, K_MAX), default=None, help=f"repetitions per item, 1..{K_MAX} (default: evals.k)")
     p.add_argument("--run-id", default=None, help="run directory name (default: <agent>-<model>, stable so reruns resume)")
@@ -57,22 +55,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shard", type=_shard_arg, default=None, metavar="I/N",
                    help="record only shard I of N of the plan (a stable hash of each item's identity: the same "
                         "shards on every machine; docs/SHARDS.md); writes a shard manifest beside the bundles")
-    p.add_argument("--base-url", default=None, help="OpenAI-style endpoint for --agent openai-compatible")
-    p.add_argument("--agent-binary", default=None, help="path of the agent CLI (default: PATH, then .cache/agent-clis)")
+    add_agent_arguments(p, "base-url", "agent-binary")
     p.add_argument("-j", "--jobs", type=bounded_int(1, JOBS_MAX), default=1, help=f"parallel runs, 1..{JOBS_MAX}")
-    p.add_argument("--max-turns", type=bounded_int(1, MAX_TURNS_MAX), default=None, help=f"1..{MAX_TURNS_MAX} (default: [agent] max_turns)")
-    p.add_argument("--timeout", type=bounded_float(0, TIMEOUT_MAX, low_inclusive=False), default=None,
-                   help=f"wall-clock seconds per run, > 0 and <= {TIMEOUT_MAX:g} (default: [agent] timeout_seconds)")
-    p.add_argument("--max-cost", type=bounded_float(0, COST_MAX), default=None,
-                   help="USD per run; a run over it is sealed incomplete")
-    p.add_argument("--max-tokens", type=bounded_int(1, 1_000_000), default=None, help="tokens per model reply (default: [agent] max_tokens)")
-    p.add_argument("--max-total-tokens", type=bounded_int(1, 1_000_000_000), default=None,
-                   help="token budget per run (default: [agent] max_total_tokens); reached -> sealed budget_stop")
-    p.add_argument("--temperature", type=float, default=None,
-                   help="sampling temperature for a real model (openai-compatible; default: the endpoint's)")
-    p.add_argument("--seed", type=int, default=None,
-                   help="base sampling seed: each run sends its own seed derived from it (recorded in meta.json)")
-    p.add_argument("--no-auth", action="store_true", help="the --base-url endpoint needs no credential (implied for loopback)")
+    add_agent_arguments(p, "max-turns", "timeout", "max-cost", "max-tokens", "max-total-tokens", "temperature", "seed",
+                        "no-auth")
     p.add_argument("--retry-incomplete", action="store_true",
                    help="also re-run items whose bundle is sealed incomplete (default: keep them; they are evidence too)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
@@ -88,16 +74,9 @@ def run(args: argparse.Namespace) -> int:
         # could then never be interrupted cleanly (agents killed, nothing half-sealed): restore it.
         signal.signal(signal.SIGINT, signal.default_int_handler)
     cfg = load_config(args)
-    agent = args.agent or cfg.agent.adapter
-    opts = RunOptions(
-        adapter=agent, model=args.model or cfg.agent.model, model_server=args.model_server, base_url=args.base_url,
-        binary=args.agent_binary, max_turns=args.max_turns if args.max_turns is not None else cfg.agent.max_turns,
-        timeout=args.timeout if args.timeout is not None else cfg.agent.timeout_seconds, max_cost_usd=args.max_cost if args.max_cost is not None else cfg.agent.max_cost_usd,
-        max_tokens=args.max_tokens if args.max_tokens is not None else cfg.agent.max_tokens,
-        max_total_tokens=args.max_total_tokens if args.max_total_tokens is not None else cfg.agent.max_total_tokens,
-        no_auth=args.no_auth, aa=args.aa, real_subject=find_subject(cfg) if cfg.has_subject else None,
-        temperature=args.temperature, seed=args.seed, signing_key=seal.signing_key(repo=cfg.root),
-    )
+    agent = flag_or_config(args.agent, cfg.agent.adapter)
+    opts = RunOptions(**agent_options(args, cfg), aa=args.aa, real_subject=find_subject(cfg) if cfg.has_subject else None,
+                      signing_key=seal.signing_key(repo=cfg.root))
     if opts.signing_key is None and not args.dry_run and not args.json:
         print(f"run: {seal.KEY_ENV} is not set: bundles are sealed UNSIGNED"
               + (' and evals.signatures = "require" will fail them' if cfg.signatures == "require" else "")
@@ -148,12 +127,13 @@ class PlanSpec:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, cfg: Config) -> PlanSpec:
-        agent = args.agent or cfg.agent.adapter
+        agent = flag_or_config(args.agent, cfg.agent.adapter)
         scripted = bool(args.model_server and args.model_server.startswith("scripted:"))
-        run_id: str = args.run_id or plan.default_run_id(agent, "scripted" if scripted else (args.model or cfg.agent.model))
+        model = "scripted" if scripted else flag_or_config(args.model, cfg.agent.model)
+        run_id: str = args.run_id or plan.default_run_id(agent, model)
         if args.aa and not run_id.endswith("-aa"):  # the gate and the scorecard know A/A runs by this suffix
             run_id += "-aa"
-        return cls(args.suite, args.base, tuple(args.ids or ()), args.arm, args.k if args.k is not None else cfg.k,
+        return cls(args.suite, args.base, tuple(args.ids or ()), args.arm, flag_or_config(args.k, cfg.k),
                    not args.no_trigger, run_id)
 
     @classmethod

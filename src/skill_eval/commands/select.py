@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from skill_eval.commands._common import load_config
+from skill_eval.commands._options import add_base_argument
 from skill_eval.content import selection
 from skill_eval.core.errors import EXIT_OK
 from skill_eval.core.output import emit
@@ -15,7 +16,7 @@ DESCRIPTION = selection.__doc__
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--base", default=None, help="git ref to diff against (default: select for every skill)")
+    add_base_argument(p, help="git ref to diff against (default: select for every skill)")
     p.add_argument("--suite", choices=selection.SUITES, default="risk")
     p.add_argument("--arm", default=None, help="one arm (default: every arm the pr profile requires, evals.arms.pr)")
 
