@@ -5,11 +5,14 @@ from __future__ import annotations
 import argparse
 
 from skill_eval.checks import structure, suppress, surface
+from skill_eval.commands._ci_output import emit_findings, result_of
 from skill_eval.commands._common import load_config, plural
+from skill_eval.core import ci_formats
 from skill_eval.core.output import emit
 
 NAME = "check-skills"
 HELP = "L0: frontmatter, links, real subject commands/flags, published-copy parity"
+FORMATS = ci_formats.FORMATS  # text, json, sarif, junit (--format)
 FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 DESCRIPTION = (
     "Check every skill of every source: Agent Skills frontmatter rules, body size, that every "
@@ -61,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         extra += f" ({plural(len(accepted.stale), 'baseline entry')} fixed: run --write-baseline to drop them)"
     lines.append(f"check-skills: {status} — {plural(len(skills), 'skill')}, {plural(len(errors), 'error')}, {plural(len(warnings), 'warning')}"
                  + (f", {plural(len(notes), 'folder')} skipped" if notes else "") + extra)
-    emit(args, lines, {
+    payload = {
         "ok": not errors,
         "skills": sorted(skills),
         "errors": [f.as_dict() for f in errors],
@@ -70,5 +73,8 @@ def run(args: argparse.Namespace) -> int:
         "suppressed": [{**f.as_dict(), "reason": why} for f, why in accepted.suppressed],
         "baselined": [f.as_dict() for f in accepted.baselined],
         "stale_baseline": accepted.stale,
-    })
+    }
+    results = [result_of(f.as_dict()) for f in errors + warnings]
+    emit_findings(args, "skill-eval check-skills", results, lines, payload,
+                  checks=[ci_formats.CiCheck(f"skill {name}", True) for name in sorted(skills)])
     return 1 if errors else 0

@@ -7,14 +7,17 @@ from pathlib import Path
 
 from skill_eval.checks import trigger_scoring, triggers
 from skill_eval.commands import explain
+from skill_eval.commands._ci_output import emit_findings, result_of
 from skill_eval.commands._common import load_config
 from skill_eval.commands._options import flag_or_config
 from skill_eval.content import evals
 from skill_eval.content.skills import discover
+from skill_eval.core import ci_formats
 from skill_eval.core.output import emit
 
 NAME = "check-triggers"
 HELP = "L1s: BM25-score the labelled trigger corpus against skill descriptions; gate precision/recall"
+FORMATS = ci_formats.FORMATS  # text, json, sarif, junit (--format)
 FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 DESCRIPTION = f"{triggers.__doc__}\n\n{explain.CORPUS_FORMAT}"
 
@@ -119,7 +122,10 @@ def run(args: argparse.Namespace) -> int:
            if method == "fused" else f"bm25: a prediction needs {needed} matched term(s)")
     lines.append(f"check-triggers: {'FAIL' if problems else 'ok'} — {len(prompts)} prompts, accuracy {_fmt(m['accuracy'])} "
                  f"({len(skills)} skills; {how}; --explain shows the evidence)")
-    emit(args, lines, {"ok": not problems, "problems": problems, "metrics": m, "method": method,
-                       "min_terms": needed, "findings": [f.as_dict() for f in failed + gaps],
-                       "predictions": [p.__dict__ for p in preds]})
+    payload = {"ok": not problems, "problems": problems, "metrics": m, "method": method,
+               "min_terms": needed, "findings": [f.as_dict() for f in failed + gaps],
+               "predictions": [p.__dict__ for p in preds]}
+    results = [result_of(f.as_dict()) for f in failed + gaps]
+    emit_findings(args, "skill-eval check-triggers", results, lines, payload,
+                  checks=[ci_formats.CiCheck("trigger corpus", not problems, "; ".join(problems))])
     return 1 if problems else 0

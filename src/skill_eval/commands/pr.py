@@ -17,6 +17,7 @@ import time
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from skill_eval.commands._ci_output import ci_format, emit_findings, results_of
 from skill_eval.commands._common import load_config
 from skill_eval.commands._options import defaults
 from skill_eval.core.errors import SkillEvalError
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 NAME = "pr"
 HELP = "run the whole pr profile: L0, surface drift, L1s, pack --check, content, golden (L4), freshness, evidence"
+FORMATS = ("text", "json", "sarif", "junit")  # core.ci_formats.FORMATS (not imported here: --help stays light)
 FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 
 # (label, command module, argv-equivalent options)
@@ -152,10 +154,18 @@ def run(args: argparse.Namespace) -> int:
     only = {_canonical(n) for n in getattr(args, "only", None) or []}
     results: list[dict[str, Any]] = []
     failed = False
+    fmt = ci_format(args)  # SARIF / JUnit: the steps print JSON, read back into findings
+    step_args = argparse.Namespace(**{**vars(args), "json": True, "output_format": "json"}) if fmt else args
     # freshness and evidence read each bundle once, in one shared pass (text mode keeps slim grades)
-    with regrade.sharing(passes=True, slim=not args.json):
-        failed = _run_steps(args, results, cfg, skip, only)
+    with regrade.sharing(passes=True, slim=not step_args.json):
+        failed = _run_steps(step_args, results, cfg, skip, only)
         scripted, unsigned, graded = regrade.evidence_labels()
+    if fmt:
+        labels = [f"{scripted} of {graded} evidence bundles were recorded with SCRIPTED model turns or a LOCAL ENDPOINT: "
+                  "not a provider model's result"] if scripted else []
+        labels += [f"{unsigned} of {graded} evidence bundles carry no seal (UNSIGNED)"] if unsigned else []
+        _emit_ci(args, results, failed, labels)
+        return 1 if failed else 0
     summary = ", ".join(f"{r['step']} {r['status']}" for r in results)
     label = (f" [evidence: {scripted} of {graded} bundles recorded with SCRIPTED model turns or a LOCAL ENDPOINT — "
              "not a provider model's result]"
@@ -168,6 +178,29 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"pr: {'FAIL' if failed else 'ok'} — {summary}{label}")
     return 1 if failed else 0
+
+
+def _emit_ci(args: argparse.Namespace, results: list[dict[str, Any]], failed: bool, labels: list[str]) -> None:
+    """SARIF / JUnit for the whole profile: every step's findings (L0, triggers), one error for a step that
+    failed without any (pack, freshness, evidence: its own text says what), one JUnit case per step, and the
+    evidence labels (scripted, unsigned) as notes so no reader of the report misses them."""
+    from skill_eval.core.ci_formats import CiCheck, CiResult
+
+    findings: list[CiResult] = []
+    checks = []
+    for r in results:
+        step = r["step"]
+        found = results_of(r.get("detail"))
+        findings += found
+        if r["status"] == "fail" and not any(f.level == "error" for f in found):
+            detail = r.get("detail")
+            why = detail.get("error") if isinstance(detail, dict) else None
+            hint = f": {why}" if why else f" (`skill-eval pr --only {_short(step)}` shows why)"
+            findings.append(CiResult(f"pr:{_short(step)}", "error", f"pr step '{step}' failed{hint}"))
+        summary = f"{step} failed" if r["status"] == "fail" else str(r.get("reason") or r.get("hint") or r["status"])
+        checks.append(CiCheck(step, r["status"] != "fail", summary, skipped=r["status"] in ("skipped", "not_applicable")))
+    findings += [CiResult("pr:evidence-label", "note", text) for text in labels]
+    emit_findings(args, "skill-eval pr", findings, [], {"ok": not failed, "steps": results}, checks=checks)
 
 
 def _pack_hint(cfg: Config, results: list[dict[str, Any]]) -> str:

@@ -42,6 +42,7 @@ class CiCheck:
     name: str
     ok: bool
     summary: str = ""
+    skipped: bool = False  # did not run (not applicable, or skipped on request): a JUnit <skipped/>
 
 
 def _message(r: CiResult) -> str:
@@ -104,12 +105,14 @@ def to_junit(results: Sequence[CiResult], *, suite: str, checks: Iterable[CiChec
         if not check.ok:
             failures += 1
             ET.SubElement(case, "failure", message=check.summary or "failed").text = check.summary
+        elif check.skipped:
+            ET.SubElement(case, "skipped", message=check.summary or "skipped")
         elif check.summary:
             ET.SubElement(case, "system-out").text = check.summary
     for r in results:
         tests += 1
         where = f"{r.path}:{r.line}" if r.path and r.line else (r.path or suite)
-        case = ET.SubElement(ts, "testcase", classname=r.rule, name=where, file=r.path or "")
+        case = ET.SubElement(ts, "testcase", classname=r.rule, name=where, **({"file": r.path} if r.path else {}))
         if r.level == "error":
             failures += 1
             ET.SubElement(case, "failure", message=r.message, type=r.rule).text = _message(r)
