@@ -88,8 +88,21 @@ def summary_line(card: dict[str, Any]) -> str:
 
 
 def render(card: dict[str, Any]) -> str:
-    s = card["settings"]
     out = ["## skill-eval scorecard", ""]
+    for section in (_intro_lines, _lift_lines, _arm_lines, _aa_lines):
+        out += section(card)
+    out += calibration_lines(card.get("calibration"))
+    out += _activation_lines(card)
+    out += agreement_lines(card["agreement"])
+    out += _audit_lines(card["audit"])
+    out += _gate_lines(card)
+    out += ["", f"_{summary_line(card)}_", ""]
+    return "\n".join(out)
+
+
+def _intro_lines(card: dict[str, Any]) -> list[str]:
+    s = card["settings"]
+    out: list[str] = []
     if card["scripted"]:
         out += [f"> {SCRIPTED}: figures marked {SCRIPTED} come from scripted model turns (meta `scripted: true`) "
                 "or a local endpoint the runner does not run (meta `model_source: local-endpoint`), not from a provider model. They test the harness, not the skill's effect on a model.", ""]
@@ -99,18 +112,26 @@ def render(card: dict[str, Any]) -> str:
             f"{s['max_infra_error_rate']:.0%} infra errors are ERROR; a comparison or A/A whose arm has more than "
             f"{s.get('max_incomplete_rate', 0.25):.0%} incomplete runs (budget_stop, no final answer, no subject call and "
             "no claim) is INCONCLUSIVE.", ""]
-    out += ["### Lift", "", "| skill | agent / model | comparison | split | verdict | effect [CI] | sign test | paired | A/A floor | why |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+    return out
+
+
+def _lift_lines(card: dict[str, Any]) -> list[str]:
+    out = ["### Lift", "", "| skill | agent / model | comparison | split | verdict | effect [CI] | sign test | paired | A/A floor | why |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for cell in card["cells"]:
         for e in cell["lift"]:
             st = e["sign_test"]
             sign = f"{st['wins']}+/{st['losses']}−, p={st['p']:.3g}" if st else "—"
             out.append(f"| {cell['skill']} | {who(cell)} | {e['treatment']} vs {e['control']} | {e['split']} | **{e['verdict']}** | "
                        f"{lift_figure(e)} | {sign} | {e['n_paired']} | {num(e['noise_floor'], '.2f')} | {esc(e['reason'])} |")
-    out += ["", "### Per arm", "",
-            "| skill | agent / model | arm | runs | infra err | incomplete | status | pass rate | dims 1/2/3/6 | pass^k 2 / 6 | verdict acc. "
-            "| $/run | $/resolved | cost source | tokens in/out | wall s | turns |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    return out
+
+
+def _arm_lines(card: dict[str, Any]) -> list[str]:
+    out = ["", "### Per arm", "",
+           "| skill | agent / model | arm | runs | infra err | incomplete | status | pass rate | dims 1/2/3/6 | pass^k 2 / 6 | verdict acc. "
+           "| $/run | $/resolved | cost source | tokens in/out | wall s | turns |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for cell in card["cells"]:
         for arm, a in cell["arms"].items():
             dims = "/".join(pct((a["dimensions"].get(d) or {}).get("rate")) for d in ("1", "2", "3", "6"))
@@ -124,11 +145,15 @@ def render(card: dict[str, Any]) -> str:
                        f"{dims} | {pk} | {pct(a['verdict_accuracy']['rate'])} | {usd(c['mean_usd_per_run'])} | "
                        f"{usd(c['usd_per_resolved'])} | {c['source']}{esc(' (' + c['why'] + ')') if c.get('why') else ''} | {num(c['mean_tokens_in'], '.0f')}/{num(c['mean_tokens_out'], '.0f')} | "
                        f"{num(c['mean_wall_clock_s'])} | {num(c['mean_turns'])} |")
-    out += ["", "### A/A calibration", "",
-            "_Two recordings of the same arm: the false-difference rate is the share of paired scenarios whose pass "
-            "rate differs (noise, by construction); the noise floor is the largest |CI bound| of their mean difference, "
-            "and no smaller lift is called. Over runs that mostly never finished both are artefacts of the budget: "
-            "INCONCLUSIVE, no figure._", ""]
+    return out
+
+
+def _aa_lines(card: dict[str, Any]) -> list[str]:
+    out = ["", "### A/A calibration", "",
+           "_Two recordings of the same arm: the false-difference rate is the share of paired scenarios whose pass "
+           "rate differs (noise, by construction); the noise floor is the largest |CI bound| of their mean difference, "
+           "and no smaller lift is called. Over runs that mostly never finished both are artefacts of the budget: "
+           "INCONCLUSIVE, no figure._", ""]
     aa = [(cell, x) for cell in card["cells"] for x in cell["aa"]]
     if not aa:
         out.append("No A/A recording (`skill-eval run --arm skill-agent --aa`): no noise floor, so a significant "
@@ -137,8 +162,11 @@ def render(card: dict[str, Any]) -> str:
         fig = (f"false-difference rate {pct(x['false_difference_rate'])}, noise floor {num(x['noise_floor'], '.2f')} "
                f"({x['n_paired']} paired)") if x["status"] == "ok" else f"**{x['status']}**: {esc(x['reason'])}"
         out.append(f"- {cell['skill']} {who(cell)} [{x['arm']}]: {fig}")
-    out += calibration_lines(card.get("calibration"))
-    out += ["", "### Activation (trigger corpus)", ""]
+    return out
+
+
+def _activation_lines(card: dict[str, Any]) -> list[str]:
+    out = ["", "### Activation (trigger corpus)", ""]
     if not card["activation"]:
         out.append("No trigger evidence.")
     for act in card["activation"]:
@@ -151,26 +179,31 @@ def render(card: dict[str, Any]) -> str:
         for skill, p in act["per_skill"].items():
             out.append(f"  - {skill}: precision {pct(p['precision'])}, recall {pct(p['recall'])} "
                        f"(tp {p['tp']}, fp {p['fp']}, fn {p['fn']}; tier {', '.join(p['tiers']) or '—'})")
-    out += agreement_lines(card["agreement"])
-    audit = card["audit"]
-    out += ["", "### Eval-quality audit", ""]
+    return out
+
+
+def _audit_lines(audit: dict[str, Any]) -> list[str]:
+    out = ["", "### Eval-quality audit", ""]
     if not audit["flagged"]:
         out.append("No scenario flagged (saturated baseline, fails everywhere, prompt leakage).")
     for f in audit["flagged"]:
         out.append(f"- `{f['scenario']}` ({f['skill']}{', holdout' if f['holdout'] else ''}): "
                    + "; ".join(f"{k}: {esc(v)}" for k, v in f["details"].items()))
     out.append(f"- holdout scenarios: {', '.join(audit['holdout']) or 'none'} (their lift is the `holdout` split)")
+    return out
+
+
+def _gate_lines(card: dict[str, Any]) -> list[str]:
     gate = card["gates"]["cost_regression"]
-    out += ["", "### Gates", "",
-            f"- cost regression (> {gate['threshold']:.0%} over baseline/released): " + ("ok" if gate["passed"] else "**FAILED**")]
+    out = ["", "### Gates", "",
+           f"- cost regression (> {gate['threshold']:.0%} over baseline/released): " + ("ok" if gate["passed"] else "**FAILED**")]
     out += [f"  - {esc(p)}" for p in gate["problems"]]
     if card["contaminated"]:
         out.append(f"- contaminated control bundles: {len(card['contaminated'])} (their comparisons are ERROR)")
         out += [f"  - {esc(p)}: {esc(why[0])}" for p, why in list(card["contaminated"].items())[:10]]
     if card["problems"]:
         out.append(f"- unreadable bundles: {len(card['problems'])}")
-    out += ["", f"_{summary_line(card)}_", ""]
-    return "\n".join(out)
+    return out
 
 
 def agreement_lines(agr: dict[str, Any]) -> list[str]:
