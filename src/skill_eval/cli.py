@@ -97,11 +97,6 @@ def load_command(name: str) -> ModuleType:
                                  f"{type(exc).__name__}: {exc}") from exc
 
 
-def available_commands() -> dict[str, str]:
-    """Every command, name -> one-line help (imports nothing)."""
-    return {name: info.summary for name, info in COMMANDS.items()}
-
-
 def _terminal_columns() -> int:
     """shutil.get_terminal_size().columns without importing shutil (with its compression modules,
     ~2 ms of every command's start: argparse's formatter asks it on every add_argument)."""

@@ -17,9 +17,6 @@ from skill_eval.core.output import emit
 from skill_eval.grading import baselines, evidence, gates
 from skill_eval.grading.graders import ZERO_TOLERANCE_DEFAULT, Catalog, Grade, grade_bundle
 
-NAME = "baseline"
-HELP = "show or record the per-(skill, agent, model) baselines for dimensions 1, 3, 4 and 5"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     verbs = add_verbs(p)

@@ -10,8 +10,6 @@ from skill_eval.commands._common import load_config, plural
 from skill_eval.core import ci_formats
 from skill_eval.core.output import emit
 
-NAME = "check-skills"
-HELP = "L0: frontmatter, links, real subject commands/flags, published-copy parity"
 FORMATS = ci_formats.FORMATS  # text, json, sarif, junit (--format)
 FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 DESCRIPTION = (

@@ -15,8 +15,6 @@ from skill_eval.content.skills import discover
 from skill_eval.core import ci_formats
 from skill_eval.core.output import emit
 
-NAME = "check-triggers"
-HELP = "L1s: BM25-score the labelled trigger corpus against skill descriptions; gate precision/recall"
 FORMATS = ci_formats.FORMATS  # text, json, sarif, junit (--format)
 FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 DESCRIPTION = f"{triggers.__doc__}\n\n{explain.CORPUS_FORMAT}"

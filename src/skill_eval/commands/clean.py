@@ -18,8 +18,6 @@ from skill_eval.core.errors import EXIT_OK
 from skill_eval.core.output import emit
 from skill_eval.harness.runner import isolation, plan
 
-NAME = "clean"
-HELP = "remove the sandboxes and partial bundles that killed runs left behind (a live run's are kept)"
 DESCRIPTION = __doc__
 
 

@@ -9,9 +9,6 @@ from skill_eval.core import hashing
 from skill_eval.core.errors import EXIT_OK
 from skill_eval.core.output import emit
 
-NAME = "digest"
-HELP = "print the domain-separated tree digest of a directory (or a single file)"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--domain", default=hashing.TREE_DOMAIN, help=f"domain string (default {hashing.TREE_DOMAIN})")

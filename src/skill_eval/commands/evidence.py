@@ -29,8 +29,6 @@ if TYPE_CHECKING:
 STAGES = ("merge", "release")  # = graders.STAGES (tests/grading/test_perf_identity.py); literal so `--help` imports no grader
 PENDING = "evidence-pending.yaml"  # = evidence.PENDING
 
-NAME = "evidence"
-HELP = "check that committed evidence is complete, fresh and passes the gates (re-grades every bundle)"
 FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 
 

@@ -11,9 +11,6 @@ import argparse
 from skill_eval.core.errors import SkillEvalError
 from skill_eval.core.output import emit
 
-NAME = "explain"
-HELP = "explain a term: L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, evidence, pending, subject, tier, k, adopt, oracle, corpus, suppress, publish"
-
 CORPUS_FORMAT = """\
 corpus format — <evals root>/trigger_corpus.yaml (schema: trigger_corpus.schema.json):
 

@@ -29,8 +29,6 @@ from skill_eval.core.hashing import MODE_EXEC, walk_tree
 from skill_eval.core.output import emit
 from skill_eval.interop import evals_json, harbor
 
-NAME = "export"
-HELP = "export scenarios as Harbor tasks (harbor) or staged imports back to skill-creator's evals.json (evals-json)"
 DESCRIPTION = __doc__
 
 

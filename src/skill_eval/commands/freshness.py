@@ -15,8 +15,6 @@ from skill_eval.core.output import emit
 from skill_eval.grading import evidence as evidence_mod
 from skill_eval.grading import regrade, rerecord
 
-NAME = "freshness"
-HELP = "check every evidence bundle's recorded digests against the current content (+ round trips)"
 FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 DESCRIPTION = freshness.__doc__
 

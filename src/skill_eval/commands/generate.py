@@ -10,9 +10,6 @@ from skill_eval.content.skills import citation_graph, discover
 from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK
 from skill_eval.core.output import emit
 
-NAME = "generate"
-HELP = "write the published skill trees from the source tree (--check: report drift, exit 1)"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check", action="store_true", help="do not write; exit 1 if a published copy differs")

@@ -9,8 +9,6 @@ from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK
 from skill_eval.core.output import emit
 from skill_eval.grading import golden
 
-NAME = "golden"
-HELP = "re-grade the golden corpus and demand each bundle's exact expected failure set (L4)"
 FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 
 

@@ -21,8 +21,6 @@ from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK, InputError
 from skill_eval.core.output import emit
 from skill_eval.grading.graders import STAGES, Catalog, Grade, grade_bundle
 
-NAME = "grade"
-HELP = "re-grade transcript bundles from their recorded artifacts (no model, no network)"
 FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 
 

@@ -37,8 +37,6 @@ from skill_eval.core.errors import ConfigError, InputError
 from skill_eval.core.output import emit
 from skill_eval.interop import evals_json
 
-NAME = "import"
-HELP = "import skill-creator evals (evals/evals.json + trigger-eval set) into the trigger corpus and draft scenarios, or a Harbor job's trials as labelled, unsigned bundles (harbor)"
 DESCRIPTION = __doc__
 
 

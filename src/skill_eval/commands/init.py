@@ -38,8 +38,6 @@ from skill_eval.core import fsio, strict
 from skill_eval.core.errors import ConfigError, SkillEvalError
 from skill_eval.core.output import emit
 
-NAME = "init"
-HELP = "adopt skill-eval in a git repository: detect its skills, write config, nox/Makefile/pre-commit entries"
 DESCRIPTION = __doc__
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "init"
@@ -142,13 +140,6 @@ def _count(root: Path, found: Detected, src: str) -> None:
     for child in sorted(base.iterdir()):
         if (child / "SKILL.md").is_file() and child.name not in NOT_SKILL_DIRS and not child.name.startswith((".", "_")):
             found.add(src, child.name, child / "SKILL.md")
-
-
-def choose(root: Path, found: Detected, source: str | list[str] | None,
-           published: list[str] | None) -> tuple[str, list[str], list[str], bool]:
-    """(first source, its published copies, notes, needs_example) — the single-source view of choose_all."""
-    sources, notes, example = choose_all(root, found, [source] if isinstance(source, str) else source, published)
-    return sources[0][0], sources[0][1], notes, example
 
 
 def choose_all(root: Path, found: Detected, sources: list[str] | None,

@@ -39,8 +39,6 @@ from skill_eval.grading import evidence
 from skill_eval.grading import judge as judge_mod
 from skill_eval.grading.graders import Catalog
 
-NAME = "judge"
-HELP = "judge dimensions 4/5 of behavioural bundles with a (blinded) judge model; appends to judgments.json"
 DESCRIPTION = __doc__
 
 

@@ -19,9 +19,6 @@ from skill_eval.core.output import emit
 from skill_eval.reporting import scorecard as sc
 from skill_eval.reporting.lift import LIFT
 
-NAME = "lift"
-HELP = "lift per skill/agent/model and arm pair, paired by scenario, with bootstrap CI, sign test and A/A floor"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--evidence", type=Path, default=None, help="evidence root (default: <evals root>/evidence)")

@@ -26,8 +26,6 @@ from skill_eval.core.output import emit
 from skill_eval.harness.runner.normalize import LEFTOVER, NOT_SCANNED, NOT_SCANNED_SUFFIX
 from skill_eval.reporting.scorecard.runs import bundle_dirs
 
-NAME = "local-paths"
-HELP = "fail when a committed bundle (evidence/, calibration/) still holds a sandbox or home path"
 TREES = ("evidence", "calibration")
 
 

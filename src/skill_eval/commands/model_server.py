@@ -18,9 +18,6 @@ from skill_eval.commands._common import bounded_float, bounded_int
 from skill_eval.core.errors import EXIT_OK
 from skill_eval.harness.modelserver import PROVIDERS, load_script, start_server
 
-NAME = "model-server"
-HELP = "serve a scripted model (Anthropic, OpenAI Responses or Gemini API) on 127.0.0.1"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kind", required=True, choices=sorted(PROVIDERS), help="API dialect to speak")

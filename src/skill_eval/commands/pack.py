@@ -9,8 +9,6 @@ from skill_eval.content import pack
 from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK
 from skill_eval.core.output import emit
 
-NAME = "pack"
-HELP = "write the evaluation pack of content digests (--check: exit 1 naming every entry that moved)"
 FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 DESCRIPTION = pack.__doc__
 

@@ -19,8 +19,6 @@ from skill_eval.content import shards
 from skill_eval.core.errors import EXIT_OK
 from skill_eval.core.output import emit
 
-NAME = "plan"
-HELP = "print the recording plan cut into N shards: item counts, plan digest, and the CI job matrix (GitHub, GitLab)"
 DESCRIPTION = __doc__
 GITLAB_VARIABLE = "SKILL_EVAL_SHARD"
 

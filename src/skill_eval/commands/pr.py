@@ -25,8 +25,6 @@ from skill_eval.core.errors import SkillEvalError
 if TYPE_CHECKING:
     from skill_eval.content.config import Config
 
-NAME = "pr"
-HELP = "run the whole pr profile: L0, surface drift, L1s, pack --check, content, golden (L4), freshness, evidence"
 FORMATS = ("text", "json", "sarif", "junit")  # core.ci_formats.FORMATS (not imported here: --help stays light)
 FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 

@@ -35,8 +35,6 @@ from skill_eval.harness.runner.execute import RunOptions
 from skill_eval.improve import cases as cases_mod
 from skill_eval.improve import propose as lib
 
-NAME = "propose"
-HELP = "let an agent draft a skill-source patch for failing cases (sandboxed); a human reviews and `git apply`s it"
 DESCRIPTION = __doc__
 
 

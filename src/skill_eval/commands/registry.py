@@ -18,8 +18,6 @@ from skill_eval.content import evals, skills
 from skill_eval.core.errors import SkillEvalError
 from skill_eval.core.output import emit
 
-NAME = "registry"
-HELP = "check the scenario registry: skill x mode coverage, ids, fixture/sandbox names, seed.json recipes, oracle maps"
 FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 DESCRIPTION = (
     "Load scenarios.yaml with every registry rule and list every problem, one line each (file, field, "

@@ -35,8 +35,6 @@ from skill_eval.core.output import emit
 if TYPE_CHECKING:
     from skill_eval.grading.judge import Endpoint
 
-NAME = "release"
-HELP = "release evaluation: stage (sealed, stops for a human worksheet), resume (report), verify (signatures)"
 DESCRIPTION = __doc__
 DEFAULT_OUT = "build/release"
 

@@ -29,8 +29,6 @@ from skill_eval.harness.runner import isolation, lock, plan
 from skill_eval.harness.runner.execute import RunOptions, preflight, run_item
 from skill_eval.harness.runner.pool import run_all
 
-NAME = "run"
-HELP = "record evidence: run the selected scenarios/prompts k times with an agent (maintainer-run, needs an agent)"
 DESCRIPTION = __doc__
 
 

@@ -17,9 +17,6 @@ from skill_eval.core.output import emit
 from skill_eval.reporting import scorecard as sc
 from skill_eval.reporting.scorecard.markdown import summary_line
 
-NAME = "scorecard"
-HELP = "write scorecard.json / .md / .html: lift with CIs, activation, dimensions, pass^k, cost, audit"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=Path("build/scorecard"),

@@ -10,8 +10,6 @@ from skill_eval.content import selection
 from skill_eval.core.errors import EXIT_OK
 from skill_eval.core.output import emit
 
-NAME = "select"
-HELP = "print the suite (risk|full) a change needs: moved digests since --base -> affected skills -> scenarios"
 DESCRIPTION = selection.__doc__
 
 

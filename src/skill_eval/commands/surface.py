@@ -9,8 +9,6 @@ from skill_eval.commands._common import load_config
 from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK, ConfigError
 from skill_eval.core.output import emit
 
-NAME = "surface"
-HELP = "check (default) or --write the committed CLI reference against the installed subject's CLI"
 DESCRIPTION = surface.__doc__
 
 
