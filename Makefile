@@ -83,7 +83,7 @@ scorecard: $(VENV)/.bootstrapped   ## scorecard.json / .md / .html of the commit
 	$(VENV)/bin/skill-eval scorecard --out build/scorecard --report-only
 
 # The picture in docs/ (docs/SCORECARD.md): headless Chromium's full-page screenshot of the committed evidence's scorecard,
-# with docs/scorecard.png.json naming the sha256 of the scorecard.json it shows (tests/reporting/test_scorecard_png.py
+# with docs/scorecard.png.json naming the sha256 of the scorecard.json it shows (tests/reporting/scorecard/test_scorecard_png.py
 # fails when that is no longer the current one: re-run this after re-recording the evidence or changing the scorecard).
 scorecard-png: $(VENV)/.bootstrapped   ## regenerate docs/scorecard.png (+ .json: the digest of the scorecard.json it was rendered from)
 	$(VENV)/bin/python scripts/scorecard_png.py

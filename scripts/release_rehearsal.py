@@ -41,7 +41,7 @@ HEADER = """\
 # It answers every case `inconclusive` because the committed evidence is scripted: the report is
 # honestly INCOMPLETE (exit 1). A real release records real-model evidence and fills a fresh worksheet.
 # GENERATED: `python scripts/release_rehearsal.py --write-worksheet` (after the evidence is re-recorded);
-# tests/reporting/test_release_dogfood.py fails while it is out of date.
+# tests/reporting/release/test_release_dogfood.py fails while it is out of date.
 """
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from skill_eval.reporting.scorecard.markdown import lift_figure, pct, summary_line, usd
 
 # Every row is two lines: its label (naming the cell: skill · agent/model · ...) across the full width, then
-# the plot under it from PLOT_X, so no label is cut or runs into a bar (tests/reporting/test_scorecard_browser.py
+# the plot under it from PLOT_X, so no label is cut or runs into a bar (tests/reporting/scorecard/test_scorecard_browser.py
 # measures the rendered boxes). The text after a bar has TEXT_W of room.
 W, ROW_H, PLOT_X, PLOT_W = 960, 38, 12, 520
 TEXT_W = W - PLOT_X - PLOT_W - 8

@@ -27,7 +27,7 @@ from skill_eval.reporting.scorecard import markdown as md_mod
 from skill_eval.reporting.scorecard.markdown import calibration_lines
 from skill_eval.reporting.scorecard.runs import AA, MAIN, RunRecord
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 HOLLOW = REPO / "tests/data/calibration-hollow"
 
 

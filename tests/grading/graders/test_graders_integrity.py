@@ -37,7 +37,7 @@ from skill_eval.grading import bundle as bundle_mod
 from skill_eval.grading.graders import Catalog, uncertainty
 from skill_eval.grading.graders.context import build_run
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ import scorecard_fixture as fx
 from skill_eval.content import config
 from skill_eval.reporting import scorecard as sc
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 if cdp.chromium_binary() is None:
     if os.environ.get("CI"):

@@ -22,7 +22,7 @@ from skill_eval.core.formats import FORMATS
 from skill_eval.grading.golden import RecordedCall, RecordedOutput, envelope, write_bundle
 from skill_eval.grading.graders import Catalog, grade_bundle
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SKILL = "abi-compat-review"
 
 OLD = b"\x7fELF old library bytes"

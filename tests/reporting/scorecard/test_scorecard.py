@@ -19,7 +19,7 @@ from skill_eval.grading.graders import Catalog
 from skill_eval.reporting import scorecard as sc
 from skill_eval.reporting.scorecard import audit, html, markdown
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CHARTS = ("lift", "activation", "dimensions", "passk", "cost", "aa")
 
 

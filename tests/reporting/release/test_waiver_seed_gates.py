@@ -11,7 +11,7 @@ from skill_eval.commands import pr
 from skill_eval.core.errors import CheckFailed
 from skill_eval.reporting.release import waiver
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SEED = ["command", "cross-platform", "lifecycle", "machine-api", "parity", "security"]  # the seed, verbatim and sorted
 STEPS = [m for _, m, _ in pr.STEPS]
 
