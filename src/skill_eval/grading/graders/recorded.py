@@ -1,0 +1,75 @@
+"""Whole-run facts the runner recorded, held together before a bundle can pass its `bundle` check (issue 34 item 7).
+
+The graders read what the recorder records. Two facts about the whole run are read here, for every kind
+of bundle (behavioural, trigger and control arms alike):
+
+- **A `run_error` event**: the agent did not finish. The runner seals such a run `error` or `incomplete`,
+  so a bundle whose meta says `complete` while its events hold one is inconsistent — incomplete, never a
+  pass. The one case the runner itself records so is its own stop: a trigger run stopped once an activation
+  was observed (meta `extra.stopped_on_activation` true and usage `stop_reason` `activation_observed`, both
+  sealed) ends with the cut-off stream's `incomplete_stream` / `agent_error` run_error, after that activation.
+  Anything else — another kind, a run_error before any activation, a run the runner did not stop — fails.
+- **An activation or read of a skill the run did not install** (`extra.installed_skills`, which the runner
+  writes for every run): the agent reached a skill from somewhere the runner did not put it, or the event is
+  a fact that cannot be true. Either way the run is not the run its arm describes. (Control arms also fail
+  isolation for it: `grading.isolation`.)
+
+Pure functions of the loaded bundle; `graders.grade_bundle` adds their reasons to the `bundle` check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+ACTIVATION_STOP = "activation_observed"  # usage.stop_reason of a trigger run the runner stopped on activation
+STOP_ERRORS = ("incomplete_stream", "agent_error")  # what cutting off the agent's stream leaves (runner.execute)
+SKILL_EVENTS = ("skill_activated", "skill_file_read")
+
+
+def run_error_problems(meta: Mapping[str, Any], usage: Mapping[str, Any] | None,
+                       events: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Why a `complete` bundle's run_error events make it incomplete ([] when it has none, or only the
+    runner's own stop of a trigger run after an observed activation). A bundle whose meta is not `complete`
+    already fails on its status."""
+    if meta.get("status") != "complete":
+        return []
+    stopped = _stopped_on_activation(meta, usage)
+    activated = False
+    problems: list[str] = []
+    for line, ev in enumerate(events, start=1):
+        kind = ev.get("type")
+        if kind == "skill_activated":
+            activated = True
+        if kind != "run_error":
+            continue
+        reason = str(ev.get("reason", ""))
+        if stopped and activated and reason.split(":", 1)[0] in STOP_ERRORS:
+            continue  # the runner cut the stream off itself, once the activation it waited for was recorded
+        problems.append(f"events.jsonl line {line} records run_error ({reason[:200]}) but meta.json status is "
+                        f"'complete': a run that ended in an error is incomplete evidence, never a pass")
+    return problems
+
+
+def _stopped_on_activation(meta: Mapping[str, Any], usage: Mapping[str, Any] | None) -> bool:
+    extra = meta.get("extra")
+    return (meta.get("kind") == "trigger" and isinstance(extra, Mapping) and extra.get("stopped_on_activation") is True
+            and isinstance(usage, Mapping) and usage.get("stop_reason") == ACTIVATION_STOP)
+
+
+def uninstalled_skill_problems(meta: Mapping[str, Any], events: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Activations and reads of a skill `extra.installed_skills` does not list. A bundle that does not attest
+    its installed skills (golden bundles, imports) is not judged here: control arms fail isolation for it."""
+    extra = meta.get("extra")
+    installed = extra.get("installed_skills") if isinstance(extra, Mapping) else None
+    if not isinstance(installed, list):
+        return []
+    problems: list[str] = []
+    for line, ev in enumerate(events, start=1):
+        if ev.get("type") in SKILL_EVENTS and ev.get("skill") not in installed:
+            what = "an activation of" if ev.get("type") == "skill_activated" else "a read of"
+            problems.append(f"events.jsonl line {line} records {what} skill {ev.get('skill')!r}, which this run did "
+                            f"not install (extra.installed_skills: {sorted(map(str, installed)) or 'none'})")
+            if len(problems) >= 3:
+                break
+    return problems

@@ -1,0 +1,69 @@
+"""Whole-run facts the graders read (issue 34 item 7, grading/graders/recorded.py): a recorded `run_error`
+makes a bundle incomplete in every kind of bundle — trigger bundles too — bar the runner's own stop of a
+trigger run after the activation it waited for; an activation of a skill the run did not install fails."""
+
+from __future__ import annotations
+
+import pytest
+from test_graders_helpers import activated, bundle, claim, compare, grade, make_repo, meta
+
+from skill_eval.grading.golden import DEFAULT_USAGE
+
+STOP = "incomplete_stream: no result event (the agent was killed, timed out or crashed)"
+
+
+@pytest.fixture
+def cfg(tmp_path):
+    return make_repo(tmp_path)
+
+
+def trigger(cfg, tmp_path, events, *, stopped=False, name="t", prompt="pos", stop_reason=None):
+    m = meta(kind="trigger", prompt_id=prompt)
+    m["extra"] = {"installed_skills": ["abi-compat-review", "abi-release-matrix"], "stopped_on_activation": stopped}
+    usage = {**DEFAULT_USAGE, "stop_reason": stop_reason or ("activation_observed" if stopped else "end_turn")}
+    path = bundle(cfg, tmp_path, "", None, final="", events=events, meta=m, usage=usage, name=name)
+    return grade(cfg, path)
+
+
+def test_a_run_error_in_a_complete_trigger_bundle_is_never_a_pass(cfg, tmp_path):
+    assert trigger(cfg, tmp_path, activated()).failures() == []
+    g = trigger(cfg, tmp_path, [*activated(), {"type": "run_error", "reason": "max_turns: stopped after 3 turns"}], name="e")
+    assert g.failures() == ["bundle"] and not g.passed()
+    assert "records run_error (max_turns: stopped after 3 turns) but meta.json status is 'complete'" in \
+        g.checks["bundle"].reasons[0]
+    neg = trigger(cfg, tmp_path, [{"type": "run_error", "reason": "permission_denied: Bash"}], name="n", prompt="neg")
+    assert neg.failures() == ["bundle"]  # a negative prompt that activated nothing still did not finish
+
+
+def test_the_runners_own_stop_on_activation_is_the_one_excused_run_error(cfg, tmp_path):
+    cut = [*activated(), {"type": "run_error", "reason": STOP}]
+    assert trigger(cfg, tmp_path, cut, stopped=True).failures() == []
+    # the same stream without the runner's sealed stop, or the stop's error before any activation, or another kind
+    assert trigger(cfg, tmp_path, cut, name="a").failures() == ["bundle"]
+    assert trigger(cfg, tmp_path, cut, stopped=True, stop_reason="end_turn", name="b").failures() == ["bundle"]
+    early = [{"type": "run_error", "reason": STOP}, *activated()]
+    assert trigger(cfg, tmp_path, early, stopped=True, name="c").failures() == ["bundle"]
+    other = [*activated(), {"type": "run_error", "reason": "permission_denied: Bash"}]
+    assert trigger(cfg, tmp_path, other, stopped=True, name="d").failures() == ["bundle"]
+
+
+def test_an_activation_of_a_skill_the_run_did_not_install_fails_the_bundle(cfg, tmp_path):
+    m = meta("breaking")
+    m["extra"] = {"installed_skills": ["abi-compat-review"]}
+    ok = bundle(cfg, tmp_path, "breaking", [compare("BREAKING")], claim("BREAKING"), meta=m)
+    assert grade(cfg, ok).failures() == []
+    events = [*activated(), {"type": "skill_file_read", "skill": "abi-release-matrix", "path": "SKILL.md"}]
+    bad = bundle(cfg, tmp_path, "breaking", [compare("BREAKING")], claim("BREAKING"), meta=m, events=events, name="x")
+    g = grade(cfg, bad)
+    assert g.failures() == ["bundle"]
+    assert "records a read of skill 'abi-release-matrix', which this run did not install" in g.checks["bundle"].reasons[0]
+
+
+def test_a_control_arm_activation_fails_its_grade_as_well_as_isolation(cfg, tmp_path):
+    m = meta("breaking", arm="baseline")
+    m["extra"] = {"installed_skills": []}  # what the runner writes for baseline and docs
+    clean = bundle(cfg, tmp_path, "breaking", [compare("BREAKING")], claim("BREAKING"), meta=m, events=[])
+    assert "bundle" not in grade(cfg, clean).failures()
+    forged = bundle(cfg, tmp_path, "breaking", [compare("BREAKING")], claim("BREAKING"), meta=m,
+                    events=activated("abi-release-matrix"), name="f")
+    assert "bundle" in grade(cfg, forged).failures()
