@@ -4,6 +4,8 @@ trigger run after the activation it waited for; an activation of a skill the run
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from test_graders_helpers import activated, bundle, claim, compare, grade, make_repo, meta
 
@@ -67,3 +69,42 @@ def test_a_control_arm_activation_fails_its_grade_as_well_as_isolation(cfg, tmp_
     forged = bundle(cfg, tmp_path, "breaking", [compare("BREAKING")], claim("BREAKING"), meta=m,
                     events=activated("abi-release-matrix"), name="f")
     assert "bundle" in grade(cfg, forged).failures()
+
+
+def test_an_unconfident_claim_citing_a_self_contradicting_call_is_not_grounded(cfg, tmp_path):
+    """d6_null_verdict_grounded used to drop the cited artifacts' problems for every kind but not_comparable:
+    a claim of evidence_too_shallow resting on a call whose report contradicts its exit code passed dimension 6."""
+    c = claim(None, confident=False, kind="evidence_too_shallow", unresolved=("no DWARF",))
+    ok = bundle(cfg, tmp_path, "shallow", [compare("BREAKING", tiers=("elf",))], c, meta=meta("shallow"))
+    assert 6 not in grade(cfg, ok).failures()
+    forged = bundle(cfg, tmp_path, "shallow", [compare("BREAKING", tiers=("elf",), exit_code=0)], c,
+                    meta=meta("shallow"), name="f")
+    g = grade(cfg, forged)
+    assert 6 in g.failures() and any("exit 0" in r and "report states BREAKING" in r for r in g.checks["6"].reasons), \
+        g.checks["6"].reasons
+
+
+def test_an_output_argv_never_requested_poisons_the_call_log(cfg, tmp_path):
+    path = bundle(cfg, tmp_path, "breaking", [compare("BREAKING")], claim("BREAKING"))
+    assert grade(cfg, path).failures() == []
+    rec = json.loads((path / "calls.jsonl").read_text())
+    assert rec["argv"][-2:] == ["-o", "json=r.json"] and rec["outputs"][0]["requested"] == "r.json"
+    for argv in (rec["argv"][:-2], [*rec["argv"][:-1], "json=other.json"]):
+        (path / "calls.jsonl").write_text(json.dumps({**rec, "argv": argv}) + "\n")
+        g = grade(cfg, path)  # calls.jsonl poisons every dimension that reads calls
+        assert g.failures() == [1, 2, 3, 6] and any("asks for no such output" in r for r in g.checks["6"].reasons)
+    for argv in ([*rec["argv"][:-2], "-ojson=r.json"], [*rec["argv"][:-2], "--output=json=r.json"]):
+        (path / "calls.jsonl").write_text(json.dumps({**rec, "argv": argv, "outputs": [
+            {**rec["outputs"][0], "option": argv[-1][:2] if argv[-1].startswith("-o") else "--output"}]}) + "\n")
+        assert grade(cfg, path).failures() == [], argv
+
+
+def test_meta_facts_that_contradict_each_other_fail_the_bundle(cfg, tmp_path):
+    m = meta("breaking")
+    m["outcome"] = "budget_stop"  # while status says complete
+    g = grade(cfg, bundle(cfg, tmp_path, "breaking", [compare("BREAKING")], claim("BREAKING"), meta=m))
+    assert any("outcome 'budget_stop' contradicts status 'complete'" in r for r in g.checks["bundle"].reasons)
+    t = meta(kind="trigger", prompt_id="pos")
+    t["extra"] = {"origin": "harbor"}
+    g = grade(cfg, bundle(cfg, tmp_path, "", None, final="", meta=t, name="t"))
+    assert g.failures() == ["bundle"] and "imports are behavioural bundles only" in g.checks["bundle"].reasons[0]

@@ -112,7 +112,8 @@ META: dict[str, Reader] = {
     "meta:status": read("bundle", why="anything but complete is incomplete evidence"),
     "meta:status_reason": info("why a bundle is not complete: quoted in the bundle check's reason"),
     "meta:isolation": read("release", why="a release counts only bwrap-isolated runs"),
-    "meta:outcome": read("scorecard", why="infra_error/budget_stop runs are incomplete, not scored"),
+    "meta:outcome": read("2", "bundle", "scorecard", why="a run not completed has no claim (dimension 2); it must "
+                                                          "agree with status; infra_error runs are not scored"),
     "meta:scripted": read("cell", "release", why="scripted turns form their own cell and never count for a release"),
     "meta:arm_isolation": read("isolation", why="the runner's attestation; a control arm without it fails closed"),
     "meta:arm_isolation.discoverable": read("isolation", why="the skill under test discoverable in a control arm"),
@@ -121,11 +122,12 @@ META: dict[str, Reader] = {
     "meta:extra.installed_skills": read("isolation", "bundle", why="a control arm installs none; an activation of a "
                                                                    "skill not installed fails (graders.recorded)"),
     "meta:extra.stopped_on_activation": read("bundle", why="with usage stop_reason, excuses the runner's own stop"),
-    "meta:extra.aa": read("place", why="an A/A run: allowed beside its slot only with the -aa run id"),
+    "meta:extra.aa": read("scorecard", why="an A/A run, kept out of the lift (the gate knows A/A runs by the "
+                                           "path-checked -aa run id suffix, never by this flag)"),
     "meta:extra.released_skill_digest": read("freshness", why="a released:<ref> arm's skill digest"),
     "meta:extra.model_source": read("release", "cell", why="scripted / local-endpoint / remote:<host>"),
-    "meta:extra.origin": read("1", "2", "3", "6", "oracle", why="an imported (Harbor) trial is graded by its "
-                                                                "verifier's verdict, the rest not graded"),
+    "meta:extra.origin": read("1", "2", "3", "6", "oracle", "bundle", why="an imported (Harbor) trial is graded by "
+                                                                          "its verifier's verdict; never a trigger bundle"),
     "meta:extra.exit_code": info("the agent CLI's exit status: its run_error (agent_error) is what graders read"),
     "meta:extra.timed_out": info("a timeout already makes status incomplete, which the bundle check reads"),
     "meta:extra.run_errors": info("the parser's errors: the same run_error events events.jsonl holds, which are read"),

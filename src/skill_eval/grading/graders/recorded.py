@@ -36,6 +36,7 @@ def run_error_problems(meta: Mapping[str, Any], usage: Mapping[str, Any] | None,
         return []
     stopped = _stopped_on_activation(meta, usage)
     activated = False
+    excused: set[str] = set()
     problems: list[str] = []
     for line, ev in enumerate(events, start=1):
         kind = ev.get("type")
@@ -44,8 +45,10 @@ def run_error_problems(meta: Mapping[str, Any], usage: Mapping[str, Any] | None,
         if kind != "run_error":
             continue
         reason = str(ev.get("reason", ""))
-        if stopped and activated and reason.split(":", 1)[0] in STOP_ERRORS:
-            continue  # the runner cut the stream off itself, once the activation it waited for was recorded
+        stop = reason.split(":", 1)[0]
+        if stopped and activated and stop in STOP_ERRORS and stop not in excused:
+            excused.add(stop)  # the runner cut the stream off itself, once the activation it waited for was recorded:
+            continue           # the parser reports that once per kind (EventBuilder.error), never twice
         problems.append(f"events.jsonl line {line} records run_error ({reason[:200]}) but meta.json status is "
                         f"'complete': a run that ended in an error is incomplete evidence, never a pass")
     return problems
@@ -55,6 +58,26 @@ def _stopped_on_activation(meta: Mapping[str, Any], usage: Mapping[str, Any] | N
     extra = meta.get("extra")
     return (meta.get("kind") == "trigger" and isinstance(extra, Mapping) and extra.get("stopped_on_activation") is True
             and isinstance(usage, Mapping) and usage.get("stop_reason") == ACTIVATION_STOP)
+
+
+def outcome_problems(meta: Mapping[str, Any]) -> list[str]:
+    """meta v2's `outcome` is derived from `status` by one rule (core.outcomes.derive): a run is `completed`
+    exactly when it is sealed `complete`. Anything else is a contradiction between two recorded facts."""
+    outcome, status = meta.get("outcome"), meta.get("status")
+    if outcome is not None and (status == "complete") != (outcome == "completed"):
+        return [f"meta.json: outcome {outcome!r} contradicts status {status!r} (a run is 'completed' exactly when it "
+                "is sealed 'complete')"]
+    return []
+
+
+def origin_problems(meta: Mapping[str, Any]) -> list[str]:
+    """An imported trial (`extra.origin`, graded by its verifier: graders.imported) is always a behavioural
+    bundle: `import harbor` writes no trigger bundle, so a trigger bundle claiming an origin is inconsistent."""
+    extra = meta.get("extra")
+    if meta.get("kind") == "trigger" and isinstance(extra, Mapping) and "origin" in extra:
+        return [f"meta.json: a trigger bundle names an import origin {extra['origin']!r}; imports are behavioural "
+                "bundles only (re-record it)"]
+    return []
 
 
 def uninstalled_skill_problems(meta: Mapping[str, Any], events: Iterable[Mapping[str, Any]]) -> list[str]:
