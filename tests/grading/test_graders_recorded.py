@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_graders_helpers import activated, bundle, claim, compare, grade, make_repo, meta
+from test_graders_helpers import NEW, OLD, activated, bundle, claim, compare, grade, make_repo, meta, pair_inputs, sha
 
 from skill_eval.grading.golden import DEFAULT_USAGE
 
@@ -108,3 +108,15 @@ def test_meta_facts_that_contradict_each_other_fail_the_bundle(cfg, tmp_path):
     t["extra"] = {"origin": "harbor"}
     g = grade(cfg, bundle(cfg, tmp_path, "", None, final="", meta=t, name="t"))
     assert g.failures() == ["bundle"] and "imports are behavioural bundles only" in g.checks["bundle"].reasons[0]
+
+
+def test_a_call_whose_operands_run_the_other_way_than_its_report_is_not_the_pair(cfg, tmp_path):
+    """Found by the re-signed mutants: argv's operands exchanged (each input entry following its operand) while the
+    report still states old/new passed; the old side's bytes must be read before the new side's."""
+    swapped = pair_inputs("new/libdemo.so.1", "old/libdemo.so.1", sha(NEW), sha(OLD))
+    call = compare("BREAKING", old="new/libdemo.so.1", new="old/libdemo.so.1", inputs=swapped)
+    g = grade(cfg, bundle(cfg, tmp_path, "breaking", [call], claim("BREAKING")))
+    assert 6 in g.failures() and any("read the fixture's new side before its old side" in r for r in g.checks["6"].reasons)
+    unsided = compare("BREAKING", old="new/libdemo.so.1", new="old/libdemo.so.1", sides=False, inputs=swapped)
+    g = grade(cfg, bundle(cfg, tmp_path, "breaking", [unsided], claim("BREAKING"), name="u"))
+    assert any("names the fixture's new side before its old side" in r for c in g.checks.values() for r in c.reasons)

@@ -294,6 +294,37 @@ def _drop_output_request(c: dict[str, Any]) -> bool:
     return True
 
 
+def _swap_operands(c: dict[str, Any]) -> bool:
+    """The first two digested operands exchanged in argv, each input entry following its operand: the call
+    now says it compared new against old, while its report still says old against new."""
+    files = [i for i in c.get("inputs") or () if i.get("kind") == "file" and bundle_mod.is_sha256(i.get("sha256"))]
+    if len(files) < 2:
+        return False
+    a, b = files[0]["arg"], files[1]["arg"]
+    argv = list(c["argv"])
+    argv[a], argv[b] = argv[b], argv[a]
+    c["argv"] = argv
+    files[0]["arg"], files[1]["arg"] = b, a
+    c["inputs"] = sorted(c["inputs"], key=lambda i: i["arg"])
+    return True
+
+
+def _suppressed_green(s: Source) -> Files | None:
+    """A suppression flag on the evidence call behind a green claimed verdict (suppression can hide a break)."""
+    i = _evidence_call(s)
+    try:
+        claim = json.loads(s.files.get("claim.json", b"{}")).get("claim") or {}
+    except (ValueError, AttributeError):
+        return None
+    flags = s.cfg.subject.suppression_flags
+    if i is None or not flags or not s.cfg.subject.is_green(claim.get("verdict")) or \
+            s.calls[i].get("call") not in (claim.get("evidence") or ()):
+        return None
+    calls = copy.deepcopy(s.calls)
+    calls[i]["argv"] = [*calls[i]["argv"], f"{flags[0]}=mutant.txt"]
+    return s.with_calls(calls)
+
+
 def _report_edit(edit: Callable[[dict[str, Any], Source], bool]) -> Mutate:
     """Change the evidence call's captured report, and its digest in calls.jsonl (re-sealed): a report whose
     recorded field says something else."""
@@ -417,6 +448,8 @@ CLASSES: tuple[MutationClass, ...] = (
     _g("call:inputs.sha256", "call:inputs.sha256", _call_edit(_inputs_digest)),
     _g("call:cwd", "call:cwd", _call_edit(lambda c: bool(c.update(cwd="elsewhere")) or True)),
     _g("call:argv[0]", "call:argv", _call_edit(_argv0)),
+    _g("call:argv(operands swapped)", "call:argv", _call_edit(_swap_operands)),
+    _g("call:argv(+suppression flag, green claim)", "call:argv", _suppressed_green),
     _g("call:argv(output request removed)", "call:outputs.requested", _call_edit(_drop_output_request)),
     _g("call:outputs.format", "call:outputs.format",
        _call_edit(lambda c: any(o.update(format=None) or True for o in c["outputs"] if o.get("format")))),
