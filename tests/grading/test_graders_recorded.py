@@ -120,3 +120,14 @@ def test_a_call_whose_operands_run_the_other_way_than_its_report_is_not_the_pair
     unsided = compare("BREAKING", old="new/libdemo.so.1", new="old/libdemo.so.1", sides=False, inputs=swapped)
     g = grade(cfg, bundle(cfg, tmp_path, "breaking", [unsided], claim("BREAKING"), name="u"))
     assert any("names the fixture's new side before its old side" in r for c in g.checks.values() for r in c.reasons)
+
+
+def test_a_stream_digest_no_grader_reads_is_still_checked(cfg, tmp_path):
+    """Found by the re-signed mutants: a call record's stderr digest that is not the captured stream's passed,
+    because no rule read that stream. Every recorded stream digest is checked now."""
+    path = bundle(cfg, tmp_path, "breaking", [compare("BREAKING")], claim("BREAKING"))
+    rec = json.loads((path / "calls.jsonl").read_text())
+    rec["stderr"]["sha256"] = "0" * 64
+    (path / "calls.jsonl").write_text(json.dumps(rec) + "\n")
+    g = grade(cfg, path)
+    assert g.failures() == ["bundle"] and "captured/1.err: sha256 does not match the call record" in g.checks["bundle"].reasons[0]

@@ -72,3 +72,16 @@ def test_the_gate_names_a_non_object_entry_and_an_unreferenced_object(host, caps
         "(`skill-eval evidence compact` removes it)"], errors
     shutil.rmtree(store / stray[:2])
     assert not [e for e in check(host).errors if e.startswith(("store:", "unreferenced:"))]
+
+
+def test_a_compacted_streams_digest_is_checked_against_its_object(host, capsys):
+    from test_graders_helpers import grade
+
+    assert compact(host, capsys)[0] == 0
+    b = next(p.parent for p in (host.evals_dir / "evidence").rglob("calls.jsonl"))
+    assert (b / stored.INDEX).is_file() and grade(host, b).failures() == []
+    rec = json.loads((b / "calls.jsonl").read_text())
+    rec["stderr"]["sha256"] = "0" * 64
+    (b / "calls.jsonl").write_text(json.dumps(rec) + "\n")
+    g = grade(host, b)
+    assert g.failures() == ["bundle"] and "the stream captured is not the one recorded" in g.checks["bundle"].reasons[0]

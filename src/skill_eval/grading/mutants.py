@@ -276,6 +276,16 @@ def _unstable(c: dict[str, Any]) -> bool:
     return False
 
 
+def _stream_digest(name: str) -> Callable[[dict[str, Any]], bool]:
+    def edit(c: dict[str, Any]) -> bool:
+        ref = c.get(name)
+        if not isinstance(ref, dict) or not bundle_mod.is_sha256(ref.get("sha256")):
+            return False
+        ref["sha256"] = "0" * 64 if ref["sha256"] != "0" * 64 else "1" * 64
+        return True
+    return edit
+
+
 def _argv0(c: dict[str, Any]) -> bool:
     c["argv"] = ["cat", *c["argv"][1:]]
     return True
@@ -380,6 +390,22 @@ def _report_sides(report: dict[str, Any], s: Source) -> bool:
     return False
 
 
+def _report_tiers(report: dict[str, Any], s: Source) -> bool:
+    """The report's evidence tiers emptied behind a confident claim (every case's truth needs at least one tier)."""
+    path = s.cfg.subject.evidence_path
+    if not path:
+        return False
+    try:
+        claim = json.loads(s.files.get("claim.json", b"{}")).get("claim") or {}
+    except (ValueError, AttributeError):
+        return False
+    tiers = report.get(path)
+    if not isinstance(tiers, list) or not tiers or claim.get("confident") is not True:
+        return False
+    report[path] = []
+    return True
+
+
 def _report_note(report: dict[str, Any], s: Source) -> bool:
     report["x_mutant_note"] = "a field no profile path names"
     return True
@@ -424,6 +450,9 @@ CLASSES: tuple[MutationClass, ...] = (
     _g("meta:arm", "meta:arm", _set("arm", "baseline", when=lambda m: m.get("arm") != "baseline")),
     _g("meta:skill", "meta:skill", _set("skill", STRAY_SKILL, when=lambda m: m.get("kind") == "behavioral")),
     _g("meta:scenario", "meta:scenario", _other_scenario),
+    _g("meta:prompt_id", "meta:prompt_id", _set("prompt_id", "a-prompt-nobody-wrote", when=lambda m: m.get("kind") == "trigger")),
+    _g("meta:adapter_tier(manual, trigger)", "meta:adapter_tier",
+       _set("adapter_tier", "manual", when=lambda m: m.get("kind") == "trigger" and m.get("prompt_id") is not None)),
     _g("meta:k", "meta:k", _meta_edit(lambda m: bool(m.update(k=int(m["k"]) + 7)) or True)),
     _g("meta:run_id", "meta:run_id", _meta_edit(lambda m: bool(m.update(run_id=f"{m['run_id']}-x")) or True)),
     _g("meta:agent.name", "meta:agent.name", _set("agent.name", "an-unlisted-agent")),
@@ -448,6 +477,9 @@ CLASSES: tuple[MutationClass, ...] = (
     _g("call:inputs.sha256", "call:inputs.sha256", _call_edit(_inputs_digest)),
     _g("call:cwd", "call:cwd", _call_edit(lambda c: bool(c.update(cwd="elsewhere")) or True)),
     _g("call:argv[0]", "call:argv", _call_edit(_argv0)),
+    _g("call:call(renumbered)", "call:call", _call_edit(lambda c: bool(c.update(call=c["call"] + 1)) or True)),
+    _g("call:stdout.sha256", "call:stdout.sha256", _call_edit(_stream_digest("stdout"))),
+    _g("call:stderr.sha256", "call:stderr.sha256", _call_edit(_stream_digest("stderr"))),
     _g("call:argv(operands swapped)", "call:argv", _call_edit(_swap_operands)),
     _g("call:argv(+suppression flag, green claim)", "call:argv", _suppressed_green),
     _g("call:argv(output request removed)", "call:outputs.requested", _call_edit(_drop_output_request)),
@@ -457,6 +489,8 @@ CLASSES: tuple[MutationClass, ...] = (
        readers.FACTS["call:duration_ms"].why),
     _g("report:verdict", "call:outputs.sha256", _report_edit(_report_verdict), "the report's verdict field (re-digested)"),
     _g("report:side digests", "call:outputs.sha256", _report_edit(_report_sides), "the report's side digests (re-digested)"),
+    _g("report:evidence tiers(confident claim)", "call:outputs.sha256", _report_edit(_report_tiers),
+       "the report's evidence tiers (re-digested) behind a confident claim"),
     _i("report:+unread field", "call:outputs.sha256", _report_edit(_report_note),
        "a report field no profile path names: the graders read the profile's paths only"),
     _i("usage:tokens_out", "usage:tokens_out", _usage("tokens_out", 1), readers.FACTS["usage:tokens_out"].why),

@@ -277,6 +277,7 @@ def grade_bundle(path: Path, catalog: Catalog, *, loaded: bundle_mod.Bundle | No
         checks["bundle"].reasons.extend(recorded.uninstalled_skill_problems(b.meta, b.events))
         checks["bundle"].reasons.extend(recorded.origin_problems(b.meta))
         checks["bundle"].reasons.extend(recorded.outcome_problems(b.meta))
+    checks["bundle"].reasons.extend(recorded.stream_problems(b))
     _attach_problems(b, ctx, checks)
     for c in checks.values():
         if c.status in ("pass", "not_applicable") and c.reasons and c.name not in ("4", "5"):

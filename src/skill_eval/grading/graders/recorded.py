@@ -14,13 +14,21 @@ of bundle (behavioural, trigger and control arms alike):
   a fact that cannot be true. Either way the run is not the run its arm describes. (Control arms also fail
   isolation for it: `grading.isolation`.)
 
-Pure functions of the loaded bundle; `graders.grade_bundle` adds their reasons to the `bundle` check.
+- **Every call's stdout/stderr digest** is the digest of the stream the bundle holds, whether or not a grader
+  reads that stream (a compacted stream's digest is its object's name, verified when read): a record that
+  says other bytes were printed than the ones captured contradicts itself.
+
+Functions of the loaded bundle; `graders.grade_bundle` adds their reasons to the `bundle` check.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from skill_eval.core import stored
+from skill_eval.core.errors import SkillEvalError, message_of
+from skill_eval.grading.bundle import Bundle
 
 ACTIVATION_STOP = "activation_observed"  # usage.stop_reason of a trigger run the runner stopped on activation
 STOP_ERRORS = ("incomplete_stream", "agent_error")  # what cutting off the agent's stream leaves (runner.execute)
@@ -95,4 +103,29 @@ def uninstalled_skill_problems(meta: Mapping[str, Any], events: Iterable[Mapping
                             f"not install (extra.installed_skills: {sorted(map(str, installed)) or 'none'})")
             if len(problems) >= 3:
                 break
+    return problems
+
+
+def stream_problems(b: Bundle) -> list[str]:
+    """Calls whose recorded stdout/stderr digest is not the digest of the captured stream (read and hashed when it
+    is plain; a compacted one is the object its objects.json names, which is read through that very digest)."""
+    problems: list[str] = []
+    try:
+        index = stored.index_of(b.root)
+    except SkillEvalError:
+        return []  # objects.json itself is a problem of its own (the seal names it)
+    for call in b.calls:
+        for ref in (call.stdout, call.stderr):
+            if ref is None:
+                continue
+            listed = index.get(ref.path)
+            if listed is not None:
+                if listed != ref.sha256:
+                    problems.append(f"call {call.call}: {ref.path}: sha256 does not match the call record (the stream "
+                                    "captured is not the one recorded)")
+                continue
+            try:
+                b.read_captured(ref.path, ref.sha256)
+            except SkillEvalError as exc:
+                problems.append(f"call {call.call}: {message_of(exc)}")
     return problems
