@@ -56,7 +56,7 @@ def test_a_bounded_mutant_run_has_no_meaningful_pass(cfg, key, tmp_path):
           f"{report['meaningful_passes']}, informational passes {report['informational_passes']}, "
           f"{time.process_time() - started:.1f} s CPU in this process")
     assert tally.bundles == SAMPLE and not tally.skipped, tally.skipped
-    missed = {k: v for k, v in tally.missed.items() if mutants._by_name[k].graded}
+    missed = {k: v for k, v in tally.missed.items() if mutants.BY_NAME[k].graded}
     assert tally.meaningful() == 0, f"graded facts the graders missed (class: bundles): {missed}"
     for c in mutants.CLASSES:  # the sample exercises every class, and every graded class is caught somewhere
         assert tally.mutants.get(c.name, 0) > 0, f"class {c.name} made no mutant in the sample"
@@ -70,5 +70,5 @@ def test_the_run_reports_a_grader_that_stops_reading_a_fact(cfg, key, tmp_path, 
     monkeypatch.setattr(recorded, "run_error_problems", lambda meta, usage, events: [])
     triggers = [b for b in mutants.sample(evidence.evidence_dir(cfg), 60) if b[1].startswith("trigger/")][:2]
     assert triggers
-    tally = mutants.run(cfg, triggers, tmp_path, key, classes=[mutants._by_name["event:+run_error"]])
+    tally = mutants.run(cfg, triggers, tmp_path, key, classes=[mutants.BY_NAME["event:+run_error"]])
     assert tally.meaningful() == len(triggers) and tally.missed["event:+run_error"] == [rel for _, rel in triggers]
