@@ -112,7 +112,7 @@ def written_extra() -> set[str]:
 
 def recorded() -> set[str]:
     return (event_schema_facts() | written_events() | schema_facts("meta", "meta") | written_extra()
-            | schema_facts("call", "call") | schema_facts("usage", "usage"))
+            | schema_facts("call", "call") | schema_facts("usage", "usage") | schema_facts("facts", "facts"))
 
 
 def test_every_recorded_fact_has_a_reader_entry_and_every_entry_a_writer():

@@ -411,6 +411,39 @@ def _usage(key: str, value: Any) -> Mutate:
     return make
 
 
+def _facts_edit(edit: Callable[[dict[str, Any]], bool]) -> Mutate:
+    """Change the runner's facts.json receipt of the scenario's actions (its first action)."""
+    def make(s: Source) -> Files | None:
+        try:
+            facts = json.loads(s.files["facts.json"]) if "facts.json" in s.files else None
+        except ValueError:
+            return None
+        if not isinstance(facts, dict) or not facts.get("actions"):
+            return None
+        if not edit(facts["actions"][0]):
+            return None
+        return {**s.files, "facts.json": strict.dumps_json(facts).encode()}
+    return make
+
+
+def _other_digest(key: str) -> Callable[[dict[str, Any]], bool]:
+    def edit(action: dict[str, Any]) -> bool:
+        if not bundle_mod.is_sha256(action.get(key)):
+            return False
+        action[key] = "0" * 64 if action[key] != "0" * 64 else "1" * 64
+        return True
+    return edit
+
+
+def _watched_file(action: dict[str, Any]) -> bool:
+    files = action.get("files")
+    if not isinstance(files, dict) or not files:
+        return False
+    name = sorted(files)[0]
+    files[name] = "0" * 64 if files[name] != "0" * 64 else "1" * 64
+    return True
+
+
 def _g(name: str, fact: str, make: Mutate, why: str = "") -> MutationClass:
     return MutationClass(name, fact, True, why or readers.FACTS[fact].why, make)
 
@@ -484,6 +517,13 @@ CLASSES: tuple[MutationClass, ...] = (
        "the report's evidence tiers (re-digested) behind a confident claim"),
     _i("report:+unread field", "call:outputs.sha256", _report_edit(_report_note),
        "a report field no profile path names: the graders read the profile's paths only"),
+    _g("facts:actions.argv", "facts:actions.argv", _facts_edit(lambda a: bool(a.update(argv=[*a["argv"], "--mutant"])) or True)),
+    _g("facts:actions.index", "facts:actions.index", _facts_edit(lambda a: bool(a.update(index=int(a["index"]) + 5)) or True)),
+    _g("facts:actions.tree_before", "facts:actions.tree_before", _facts_edit(_other_digest("tree_before"))),
+    _g("facts:actions.tree_after", "facts:actions.tree_after", _facts_edit(_other_digest("tree_after"))),
+    _g("facts:actions.files", "facts:actions.files", _facts_edit(_watched_file)),
+    _g("facts:actions.exit_code", "facts:actions.exit_code",
+       _facts_edit(lambda a: bool(a.update(exit_code=0 if a.get("exit_code") else 1)) or True)),
     _i("usage:tokens_out", "usage:tokens_out", _usage("tokens_out", 1), readers.FACTS["usage:tokens_out"].why),
 )
 

@@ -3,8 +3,8 @@
 The graders must read what the recorder records: a recorded fact no check reads is a fact an adversary can
 change behind a valid seal for free. This table is the one place that says, for every event kind and field
 (`events.jsonl`, schemas/event.schema.json), every meta field (schemas/meta.schema.json, and the keys of
-`extra` the runner and `import harbor` write), every call-record field (schemas/call.schema.json) and every
-usage field, which check reads it. `tests/grading/test_recorded_facts.py` enumerates what the recorder writes
+`extra` the runner and `import harbor` write), every call-record field (schemas/call.schema.json), every
+usage field and every field of the runner's facts.json receipt, which check reads it. `tests/grading/test_recorded_facts.py` enumerates what the recorder writes
 (the schemas, and the harness's event and meta writers by their source) and fails when a kind or field
 appears without an entry here, or an entry names a fact nothing writes.
 
@@ -194,4 +194,35 @@ USAGE: dict[str, Reader] = {
     "usage:retries": info("cost accounting: the scorecard reports it"),
 }
 
-FACTS: dict[str, Reader] = {**EVENTS, **META, **CALLS, **USAGE}
+_RECEIPT = "the runner's receipt of the scenario's actions and seed (oracles.receipt_problems): "
+RECEIPTS: dict[str, Reader] = {
+    "facts:schema_version": read("oracle", why=_RECEIPT + "the format version"),
+    "facts:case": read("oracle", why=_RECEIPT + "the receipt of this scenario, not another"),
+    "facts:seed": read("oracle", why=_RECEIPT + "the fixture's seed recipe, one-to-one"),
+    "facts:seed.commands": read("oracle", why=_RECEIPT + "the seed commands seed.json declares"),
+    "facts:seed.commands.index": read("oracle", why=_RECEIPT + "one per declared seed command"),
+    "facts:seed.commands.argv": read("oracle", why=_RECEIPT + "the declared argv"),
+    "facts:seed.commands.exit_code": read("oracle", why=_RECEIPT + "the seed ran as declared"),
+    "facts:seed.commands.stdout_sha256": read("oracle", why=_RECEIPT + "a well-formed digest (stored nowhere else)"),
+    "facts:seed.commands.stderr_sha256": read("oracle", why=_RECEIPT + "a well-formed digest (stored nowhere else)"),
+    "facts:seed.files": read("oracle", why=_RECEIPT + "the listed files' bytes"),
+    "facts:seed.tree_after": read("oracle", why=_RECEIPT + "a well-formed digest of the seeded tree"),
+    "facts:seed.head": read("oracle", why=_RECEIPT + "a well-formed commit id"),
+    "facts:actions": read("oracle", why=_RECEIPT + "exactly one fact per declared action"),
+    "facts:actions.index": read("oracle", why=_RECEIPT + "the declared action it receipts"),
+    "facts:actions.argv": read("oracle", why=_RECEIPT + "the declared argv"),
+    "facts:actions.exit_code": read("oracle", why="exit-code assertions; a rev-parse's stream is re-derived from it"),
+    "facts:actions.stdout_sha256": read("oracle", why=_RECEIPT + "re-derived for rev-parse and diff --quiet, else form"),
+    "facts:actions.stderr_sha256": read("oracle", why=_RECEIPT + "a well-formed digest"),
+    "facts:actions.tree_before": read("oracle", why=_RECEIPT + "chains from the previous action's tree_after"),
+    "facts:actions.tree_after": read("oracle", why=_RECEIPT + "chains into the next action; one tree, one content"),
+    "facts:actions.git_before": read("oracle", why=_RECEIPT + "chains from the previous action's git_after"),
+    "facts:actions.git_after": read("oracle", why=_RECEIPT + "chains into the next action"),
+    "facts:actions.changed_paths": read("oracle", why="changed-path assertions; one tree means one set of paths"),
+    "facts:actions.validation": read("oracle", why="validation assertions; parsed from a non-empty stdout"),
+    "facts:actions.validation.passed": read("oracle", why="validation assertions"),
+    "facts:actions.files": read("oracle", why="file-contains assertions read the blob each digest names"),
+    "facts:actions.head": read("oracle", why=_RECEIPT + "HEAD cannot move across an action that left git unchanged"),
+}
+
+FACTS: dict[str, Reader] = {**EVENTS, **META, **CALLS, **USAGE, **RECEIPTS}
