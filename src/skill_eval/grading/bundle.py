@@ -374,17 +374,16 @@ def _check_outputs(call: Call) -> None:
             raise SkillEvalError(f"call {n}: outputs[{j}] repeats outputs[{seen[key]}] ({out.option} {out.requested!r}); "
                                  f"the recorder writes one entry per output request")
         seen[key] = j
+        if out.snapshot is not None:
+            base = f"captured/{n}.out.d/{j}"
+            want = base if out.kind == "dir" else f"{base}/{posixpath.basename(out.requested) or 'output'}"
+            if out.kind == "stdout" or out.snapshot != want:
+                raise SkillEvalError(f"call {n}: outputs[{j}] ({out.kind}) has snapshot {out.snapshot!r}, not {want!r}"
+                                     + ("; a stdout output has snapshot null" if out.kind == "stdout" else
+                                        "; each output is snapshotted at its own index (a duplicated entry cannot share one)"))
         if not _requested_in_argv(call.argv, out):
             raise SkillEvalError(f"call {n}: outputs[{j}] says {out.option} {out.requested!r} was requested, but argv "
                                  f"{list(call.argv)} asks for no such output; the recorder lists the outputs argv requests")
-        if out.snapshot is None:
-            continue
-        base = f"captured/{n}.out.d/{j}"
-        want = base if out.kind == "dir" else f"{base}/{posixpath.basename(out.requested) or 'output'}"
-        if out.kind == "stdout" or out.snapshot != want:
-            raise SkillEvalError(f"call {n}: outputs[{j}] ({out.kind}) has snapshot {out.snapshot!r}, not {want!r}"
-                                 + ("; a stdout output has snapshot null" if out.kind == "stdout" else
-                                    "; each output is snapshotted at its own index (a duplicated entry cannot share one)"))
 
 
 def _requested_in_argv(argv: tuple[str, ...], out: Output) -> bool:
