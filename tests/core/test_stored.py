@@ -228,3 +228,61 @@ def test_objects_json_is_validated_against_its_schema(compacted, index, needle):
     stored._indexes.clear()
     with pytest.raises(InputError, match=needle):
         stored.index_of(bundles[0])
+
+
+def test_the_store_is_exactly_the_evidence_trees_never_a_stray_one_nearer_the_bundle(compacted):
+    """Issue 34: the store used to be found by walking up, so an empty `.objects` planted nearer the bundles
+    made every bundle below it "missing". The store is `<evidence>/.objects`, TREE_DEPTH levels up."""
+    evidence, bundles, signers = compacted
+    for stray in (evidence / "s", evidence / "s" / "skill-agent" / "r", bundles[0].parent):
+        (stray / stored.STORE).mkdir()
+    stored._store_of.clear()
+    assert stored.store_of(bundles[0]) == os.fspath(evidence / stored.STORE)
+    for b in bundles:
+        assert verdict(b, evidence, signers).state == "signed"
+        assert bundle_mod.load(b).read_bytes("captured/1.out.d/0/report.json") == REPORT
+
+
+def test_a_bundle_off_the_layout_depth_finds_no_store_and_says_so(compacted, tmp_path):
+    evidence, bundles, _ = compacted
+    off = evidence / "s" / "skill-agent" / "r" / "x" / "0" / "nested"
+    shutil.copytree(bundles[1], off)
+    stored._store_of.clear()
+    with pytest.raises(InputError, match="content store"):
+        stored.read(off, "captured/1.err", 1 << 20)
+
+
+@pytest.mark.parametrize("kind, needle", [
+    ("fifo", "is a FIFO, not a regular file"),
+    ("link", "is a symbolic link, not a regular file"),
+    ("dir", "is a directory, not a regular file"),
+])
+def test_a_non_regular_object_is_refused_by_name_never_opened_as_one(compacted, tmp_path, kind, needle):
+    evidence, bundles, signers = compacted
+    obj = _object(evidence, REPORT)
+    good = tmp_path / "good.gz"
+    shutil.move(obj, good)
+    {"fifo": lambda: os.mkfifo(obj), "link": lambda: obj.symlink_to(good), "dir": lambda: obj.mkdir()}[kind]()
+    v = verdict(bundles[0], evidence, signers)  # a FIFO opened for reading would block: it is never waited on
+    assert v.state == "invalid" and needle in v.reason, v.reason
+    with pytest.raises(bundle_mod.SkillEvalError, match=needle):
+        bundle_mod.load(bundles[1]).read_bytes("captured/1.out.d/0/report.json")
+    found = stored.audit(os.fspath(evidence / stored.STORE))
+    assert len(found.problems) == 1 and os.fspath(obj) in found.problems[0], found.problems
+
+
+def test_the_audit_names_stray_entries_and_unreferenced_objects(compacted):
+    evidence, bundles, _ = compacted
+    store = evidence / stored.STORE
+    found = stored.audit(os.fspath(store))
+    referenced = {sha for b in bundles for sha in stored.index_of(b).values()}
+    assert found.problems == [] and set(found.objects) == referenced and found.unreferenced(referenced) == []
+    extra = stored.put_object(os.fspath(store), b"bytes no bundle lists")
+    os.mkfifo(store / "pipe")
+    (store / "ab").mkdir(exist_ok=True)
+    (store / "ab" / "notes.txt").write_text("x")
+    found = stored.audit(os.fspath(store))
+    assert found.unreferenced(referenced) == [os.fspath(store / extra[:2] / f"{extra}.gz")]
+    assert [p.split(os.fspath(store))[1] for p in found.problems] == [
+        "/ab/notes.txt is not named <sha256>.gz under its first two hex digits",
+        "/pipe is a FIFO where only <sha[:2]>/ directories belong"]

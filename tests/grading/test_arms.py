@@ -91,6 +91,8 @@ def test_an_unrequired_arm_is_extra(cfg):
 
 @pytest.mark.parametrize("how, needle", [
     ("activated", "agent activated the skill under test"),
+    ("activated-other", "agent activated the skill 'some-other-skill', which the baseline run did not install"),
+    ("read-other", "agent read 'SKILL.md' of the skill 'some-other-skill', which the baseline run did not install"),
     ("discoverable", "arm_isolation.discoverable names the skill under test"),
     ("read", "arm_isolation.read names the skill under test"),
     ("installed", "installed the skill under test"),
@@ -104,6 +106,10 @@ def test_contaminated_baseline_bundle_fails(cfg, how, needle):
     events = None
     if how == "activated":
         events = activated()
+    elif how == "activated-other":  # issue 34: no skill is installed in a control arm, so no activation is clean
+        events = [{"type": "skill_activated", "skill": "some-other-skill", "tier": "1"}]
+    elif how == "read-other":
+        events = [{"type": "skill_file_read", "skill": "some-other-skill", "path": "SKILL.md"}]
     elif how in ("discoverable", "read"):
         over["arm_isolation"] = {**CLEAN, how: [f"{SKILL}/SKILL.md"]}
     elif how == "installed":

@@ -121,3 +121,14 @@ def test_a_sibling_skill_in_a_baseline_is_not_contamination_by_the_skill_under_t
     meta["extra"]["installed_skills"] = ["abi-release-matrix"]
     events.append({"type": "skill_activated", "skill": "abi-release-matrix", "tier": "1"})
     assert isolation.contamination(meta, events, published=PUBLISHED) == []
+
+
+def test_an_activation_of_a_skill_the_control_did_not_install_is_contamination():
+    """Issue 34: a baseline/docs run installs no skill, so any activation it records is either a skill found
+    outside what the runner installed or a fact that cannot be true; neither run is a clean control."""
+    meta, events = clean_baseline()
+    assert meta["extra"]["installed_skills"] == [] and isolation.contamination(meta, events, published=PUBLISHED) == []
+    for event in ({"type": "skill_activated", "skill": "abi-release-matrix", "tier": "2"},
+                  {"type": "skill_file_read", "skill": "some-stray-skill", "path": "references/x.md"}):
+        reasons = isolation.contamination(meta, [*events, event], published=PUBLISHED)
+        assert len(reasons) == 1 and f"{event['skill']!r}, which the baseline run did not install" in reasons[0], reasons

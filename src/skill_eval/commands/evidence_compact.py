@@ -31,6 +31,7 @@ class Report:
     objects: int = 0
     store_bytes: int = 0
     removed_objects: int = 0
+    unreferenced: list[str] = field(default_factory=list)  # the objects removed: listed by no bundle
     trees: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -39,7 +40,7 @@ class Report:
 
         return {"bundles": self.bundles, "bytes_before": self.before, "bytes_after": self.after + self.store_bytes,
                 "bundle_bytes_after": self.after, "store_bytes": self.store_bytes, "objects": self.objects,
-                "removed_objects": self.removed_objects, "per_bundle_before": per(self.before),
+                "removed_objects": self.removed_objects, "unreferenced": self.unreferenced, "per_bundle_before": per(self.before),
                 "per_bundle_after": per(self.after + self.store_bytes), "trees": self.trees}
 
 
@@ -68,19 +69,29 @@ def _store_size(store: Path) -> tuple[int, int]:
     return n, size
 
 
-def _prune(store: Path, bundles: list[Path]) -> int:
-    """Remove objects no bundle of the tree lists (after a re-record replaced the bundles that did)."""
+def _audit(store: Path, root: Path) -> Any:
+    """The store's contents (core.stored.audit); anything in it that is not an object file (a FIFO, a link,
+    a device, a directory where an object belongs) is refused before a byte is written (issue 34)."""
+    from skill_eval.core import stored
+
+    found = stored.audit(os.fspath(store))
+    if found.problems:
+        rel = store.relative_to(root).as_posix()
+        raise stored.StoredError(f"{rel}/ holds what is not an object file: " + "; ".join(found.problems[:5]),
+                                 source=store, fix="remove it (a content store holds only <sha[:2]>/<sha256>.gz files), "
+                                                   "then compact again")
+    return found
+
+
+def _prune(store: Path, bundles: list[Path], root: Path) -> list[str]:
+    """Remove objects no bundle of the tree lists (after a re-record replaced the bundles that did); their paths."""
     from skill_eval.core import stored
 
     wanted = {sha for b in bundles for sha in stored.index_of(b).values()}
-    removed = 0
-    for dirpath, _dirs, files in os.walk(store):
-        for name in files:
-            sha = name[: -len(stored.GZ)] if name.endswith(stored.GZ) else None
-            if sha not in wanted:
-                os.unlink(f"{dirpath}/{name}")
-                removed += 1
-    return removed
+    gone = _audit(store, root).unreferenced(wanted)
+    for path in gone:
+        os.unlink(path)
+    return [Path(p).relative_to(root).as_posix() for p in gone]
 
 
 def compact(args: argparse.Namespace, cfg: Config) -> int:
@@ -95,6 +106,7 @@ def compact(args: argparse.Namespace, cfg: Config) -> int:
                 stored.expand(b, cfg.max_bundle_file_bytes)
             report.bundles += len(bundles)
             continue
+        _audit(store, cfg.root)
         store.mkdir(exist_ok=True)
         for n, b in enumerate(bundles, 1):
             saved = stored.compact(b, os.fspath(store), cfg.max_bundle_file_bytes)
@@ -102,7 +114,9 @@ def compact(args: argparse.Namespace, cfg: Config) -> int:
             report.after += saved.after
             if not args.json and n % 500 == 0:
                 print(f"compact: {n}/{len(bundles)} bundles of {tree.relative_to(cfg.root).as_posix()}", flush=True)
-        report.removed_objects += _prune(store, bundles)
+        removed = _prune(store, bundles, cfg.root)
+        report.removed_objects += len(removed)
+        report.unreferenced += removed
         count, size = _store_size(store)
         report.objects += count
         report.store_bytes += size
@@ -120,5 +134,6 @@ def compact(args: argparse.Namespace, cfg: Config) -> int:
     j = report.to_json()
     emit(args, [f"compact: {report.bundles} bundle(s): {report.before:,} -> {j['bytes_after']:,} bytes "
                 f"({j['per_bundle_before']:,} -> {j['per_bundle_after']:,} per bundle; {report.objects} shared "
-                f"object(s), {report.removed_objects} unreferenced removed)"], j)
+                f"object(s), {report.removed_objects} unreferenced removed)",
+                *(f"  removed (listed by no bundle): {rel}" for rel in report.unreferenced[:20])], j)
     return 0

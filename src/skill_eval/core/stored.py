@@ -28,6 +28,7 @@ into place; nothing follows a symlink.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -50,7 +51,7 @@ MIN_COMPRESS = 256  # smaller files stay plain: gzip's header would outweigh the
 INDEX_VERSION = 1
 MAX_INDEX_BYTES = 1 << 22
 _SHA = re.compile("[0-9a-f]{64}")
-_STOP = ("skill-eval.toml", ".git")  # the store is looked for up to the repository, never above it
+TREE_DEPTH = 5  # a bundle lies at <evidence>/<skill|trigger>/<arm>/<run-id>/<item>/<k>: its store is <evidence>/.objects
 Form = Literal["plain", "gzip", "object"]
 
 
@@ -85,10 +86,16 @@ def gunzip(data: bytes, max_bytes: int, where: str) -> bytes:
 
 
 def _read(path: str, max_bytes: int) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StoredError("is a symbolic link, not a regular file", source=path) from None
+        raise
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
         os.close(fd)
-        raise StoredError("is not a regular file", source=path)
+        raise StoredError(f"is {_kind(mode)}, not a regular file", source=path)
     with os.fdopen(fd, "rb") as fh:
         data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:
@@ -104,28 +111,26 @@ _indexes: dict[str, tuple[tuple[int, int, int, int], dict[str, str]]] = {}  # ob
 CACHE_BYTES = 64 << 20
 
 
-def store_of(bundle: Path | str) -> str | None:
-    """The content store serving a bundle: the nearest `.objects` directory above it (not a link),
-    looked for up to the directory holding skill-eval.toml or .git."""
-    here = os.path.dirname(os.fspath(bundle).rstrip("/"))
-    seen = []
-    found: str | None = None
-    for _ in range(16):
-        if here in _store_of:
-            found = _store_of[here]
-            break
-        seen.append(here)
-        try:
-            if stat.S_ISDIR(os.lstat(f"{here}/{STORE}").st_mode):
-                found = f"{here}/{STORE}"
-                break
-        except OSError:
-            pass
-        if any(os.path.lexists(f"{here}/{s}") for s in _STOP) or os.path.dirname(here) == here:
-            break
+def tree_of(bundle: Path | str) -> str:
+    """The evidence tree a bundle lies in: TREE_DEPTH levels above it (<skill|trigger>/<arm>/<run-id>/<item>/<k>)."""
+    here = os.path.normpath(os.path.abspath(os.fspath(bundle)))
+    for _ in range(TREE_DEPTH):
         here = os.path.dirname(here)
-    for d in seen:
-        _store_of[d] = found
+    return here
+
+
+def store_of(bundle: Path | str) -> str | None:
+    """The content store serving a bundle: exactly `<evidence>/.objects` of the evidence tree it lies in
+    (TREE_DEPTH levels up), a directory and not a link; None when there is none. Never looked for elsewhere:
+    a stray `.objects` nearer the bundle is not a store (issue 34: it made every bundle below it "missing")."""
+    tree = tree_of(bundle)
+    if tree in _store_of:
+        return _store_of[tree]
+    found: str | None = None
+    with contextlib.suppress(OSError):
+        if stat.S_ISDIR(os.lstat(f"{tree}/{STORE}").st_mode):
+            found = f"{tree}/{STORE}"
+    _store_of[tree] = found
     return found
 
 
@@ -257,6 +262,63 @@ def sha256_of(src: Source, bundle: Path | str, rel: str, max_bytes: int = strict
     assert src.path is not None
     data = _read(src.path, max_bytes)
     return hashlib.sha256(gunzip(data, max_bytes, src.path) if src.form == "gzip" else data).hexdigest()
+
+
+# ----------------------------------------------------------------------------- the store's own contents
+
+
+@dataclass
+class Audit:
+    """What an evidence tree's `.objects/` holds: every well-formed object (sha256 -> path), and every entry
+    that is not one (a link, FIFO, device, socket, a directory where an object belongs, a misnamed file)."""
+
+    objects: dict[str, str]
+    problems: list[str]
+
+    def unreferenced(self, referenced: set[str]) -> list[str]:
+        """Objects no bundle's objects.json lists (paths, sorted): bytes in the evidence tree nothing grades."""
+        return sorted(path for sha, path in self.objects.items() if sha not in referenced)
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def audit(store: str) -> Audit:
+    """Every entry of a content store, read without following a link (lstat only, nothing opened): objects
+    are exactly `<sha[:2]>/<sha>.gz` regular files; anything else is named as a problem."""
+    out = Audit({}, [])
+    try:
+        st = os.lstat(store)
+    except FileNotFoundError:
+        return out
+    if not stat.S_ISDIR(st.st_mode):
+        out.problems.append(f"{store} is {_kind(st.st_mode)}, not the content store's directory")
+        return out
+    with os.scandir(store) as top:
+        shards = sorted(top, key=lambda e: e.name)
+    for shard in shards:
+        mode = os.lstat(shard.path).st_mode
+        if not stat.S_ISDIR(mode) or not re.fullmatch("[0-9a-f]{2}", shard.name):
+            what = _kind(mode) if not stat.S_ISREG(mode) else "a file"
+            out.problems.append(f"{shard.path} is {what} where only <sha[:2]>/ directories belong")
+            continue
+        with os.scandir(shard.path) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for e in entries:
+            mode = os.lstat(e.path).st_mode
+            sha = e.name[: -len(GZ)] if e.name.endswith(GZ) else ""
+            if not stat.S_ISREG(mode):
+                out.problems.append(f"{e.path} is {_kind(mode)}, not an object file")
+            elif not (_SHA.fullmatch(sha) and sha.startswith(shard.name)) and not _is_temp(e.name):
+                out.problems.append(f"{e.path} is not named <sha256>.gz under its first two hex digits")
+            else:
+                out.objects[sha or e.path] = e.path  # an interrupted write's temp file: unreferenced, never read
+    return out
 
 
 # ----------------------------------------------------------------------------- converting

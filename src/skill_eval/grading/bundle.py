@@ -374,14 +374,35 @@ def _check_outputs(call: Call) -> None:
             raise SkillEvalError(f"call {n}: outputs[{j}] repeats outputs[{seen[key]}] ({out.option} {out.requested!r}); "
                                  f"the recorder writes one entry per output request")
         seen[key] = j
-        if out.snapshot is None:
-            continue
-        base = f"captured/{n}.out.d/{j}"
-        want = base if out.kind == "dir" else f"{base}/{posixpath.basename(out.requested) or 'output'}"
-        if out.kind == "stdout" or out.snapshot != want:
-            raise SkillEvalError(f"call {n}: outputs[{j}] ({out.kind}) has snapshot {out.snapshot!r}, not {want!r}"
-                                 + ("; a stdout output has snapshot null" if out.kind == "stdout" else
-                                    "; each output is snapshotted at its own index (a duplicated entry cannot share one)"))
+        if out.snapshot is not None:
+            base = f"captured/{n}.out.d/{j}"
+            want = base if out.kind == "dir" else f"{base}/{posixpath.basename(out.requested) or 'output'}"
+            if out.kind == "stdout" or out.snapshot != want:
+                raise SkillEvalError(f"call {n}: outputs[{j}] ({out.kind}) has snapshot {out.snapshot!r}, not {want!r}"
+                                     + ("; a stdout output has snapshot null" if out.kind == "stdout" else
+                                        "; each output is snapshotted at its own index (a duplicated entry cannot share one)"))
+        if not _requested_in_argv(call.argv, out):
+            raise SkillEvalError(f"call {n}: outputs[{j}] says {out.option} {out.requested!r} was requested, but argv "
+                                 f"{list(call.argv)} asks for no such output; the recorder lists the outputs argv requests")
+
+
+def _requested_in_argv(argv: tuple[str, ...], out: Output) -> bool:
+    """Whether argv requests this output in a form the recorder parses (runner.outputs.parse_outputs):
+    `OPT VALUE`, `--long=VALUE` or a short `-oVALUE`, VALUE being `requested` or `FORMAT=requested`."""
+    values = {out.requested} | ({f"{out.format}={out.requested}"} if out.format else set())
+    tokens = list(argv[1:])
+    if "--" in tokens:
+        tokens = tokens[: tokens.index("--")]
+    for i, tok in enumerate(tokens):
+        if tok == out.option and i + 1 < len(tokens) and tokens[i + 1] in values:
+            return True
+        if tok.startswith(out.option) and tok != out.option:
+            rest = tok[len(out.option):]
+            if out.option.startswith("--") and rest.startswith("=") and rest[1:] in values:
+                return True
+            if len(out.option) == 2 and not out.option.startswith("--") and rest in values:
+                return True
+    return False
 
 
 def _check_call_numbers(calls: list[Call]) -> None:

@@ -412,6 +412,7 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
            stage: str, get_catalog: Callable[[], Catalog]) -> Report:
     errors = report.errors
     errors += layout
+    errors += regrade.store_problems(evidence_dir(cfg), [f.rel for f in found])  # .objects/ whole (issue 34)
     report.found = len(found)
 
     # [[evals.matrix]]: every expected bundle in every cell of the stage's profile ("" = no matrix)

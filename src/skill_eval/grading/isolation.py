@@ -10,7 +10,10 @@ bundle fails as contaminated on any of:
   bundle does not attest what was installed: unprovable isolation fails closed);
 - meta `digests` holds `skill:<skill>` (the runner hashed that skill's tree into this run);
 - an `observed_inputs` path lies inside `<published root>/<skill>/` (the runner read its bytes);
-- a `skill_activated` or `skill_file_read` event names the skill (the agent reached it);
+- a `skill_activated` or `skill_file_read` event names the skill (the agent reached it), or any other
+  skill `extra.installed_skills` does not list: a control arm installs no skill, so such an activation is
+  either a skill the agent found outside what the runner installed or a recorded fact that cannot be
+  true — neither is a control (issue 34);
 - a `tool_call` input mentions `<skill>/SKILL.md` (the agent went looking for it by path);
 - meta `arm_isolation` (the runner's attestation) lists a discoverable or read file of the skill.
 
@@ -62,9 +65,13 @@ def contamination(meta: Mapping[str, Any], events: Iterable[Mapping[str, Any]], 
     needle = f"{skill}/SKILL.md"
     for i, ev in enumerate(events, start=1):
         kind = ev.get("type")
-        if kind in ("skill_activated", "skill_file_read") and ev.get("skill") == skill:
+        named = ev.get("skill")
+        if kind in ("skill_activated", "skill_file_read") and (named == skill or not isinstance(installed, list)
+                                                                or named not in installed):
             what = "activated" if kind == "skill_activated" else f"read {ev.get('path')!r} of"
-            reasons.append(f"{arm} agent {what} the skill under test {skill!r} (events.jsonl line {i})")
+            whose = "the skill under test" if named == skill else "the skill"
+            reasons.append(f"{arm} agent {what} {whose} {named!r}, which the {arm} run did not install "
+                           f"(events.jsonl line {i})")
         elif kind == "tool_call" and needle in repr(ev.get("input")):
             reasons.append(f"{arm} agent's tool call {ev.get('id')!r} names {needle} (events.jsonl line {i})")
     return reasons

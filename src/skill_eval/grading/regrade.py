@@ -228,6 +228,34 @@ def contamination(cfg: Config, b: Any) -> list[str]:
     return reasons
 
 
+def store_problems(root: Path, bundles: Iterable[str]) -> list[str]:
+    """The evidence tree's content store checked whole (issue 34; core.stored): the store is exactly
+    `<evidence>/.objects` (a `.objects` anywhere else is never read); anything in it that is not an object
+    file (a FIFO, link, device, directory or misnamed file) is an error, and so is an object that no bundle's
+    objects.json lists — bytes in the evidence tree that nothing grades (`skill-eval evidence compact` removes
+    them). `bundles`: the bundles' paths relative to `root`."""
+    from skill_eval.core import stored
+    from skill_eval.core.errors import InputError
+
+    store = os.path.join(root, stored.STORE)
+    if not os.path.lexists(store):
+        return []
+    found = stored.audit(store)
+
+    def shown(text: str) -> str:
+        return text.replace(os.fspath(root), "evidence", 1)
+    problems = [f"store: {shown(p)}: remove it (the store holds only <sha[:2]>/<sha256>.gz files)" for p in found.problems]
+    referenced: set[str] = set()
+    for rel in bundles:
+        try:
+            referenced.update(stored.index_of(os.path.join(root, rel)).values())
+        except InputError:
+            continue  # an unreadable objects.json fails that bundle's own seal and grade
+    problems += [f"unreferenced: {shown(p)} is listed by no bundle's objects.json (`skill-eval evidence compact` "
+                 "removes it)" for p in found.unreferenced(referenced)]
+    return problems
+
+
 class Pass:
     """One pass over an evidence tree: a Result per meta.json below `root`, in sorted path order.
 

@@ -28,7 +28,7 @@ from skill_eval.core.errors import ConfigError
 from skill_eval.core.vocab import CheckStatus
 from skill_eval.grading import bundle as bundle_mod
 from skill_eval.grading import oracles
-from skill_eval.grading.graders import claims, imported, judged, trigger, uncertainty, workflow
+from skill_eval.grading.graders import claims, imported, judged, recorded, trigger, uncertainty, workflow
 from skill_eval.grading.graders.context import Context, build_run
 
 DIMENSION_RULES = {
@@ -269,12 +269,15 @@ def grade_bundle(path: Path, catalog: Catalog, *, loaded: bundle_mod.Bundle | No
         # A run cut off by a budget or an error is explicit incomplete evidence, never a pass.
         status_why = b.meta.get("status_reason") or "no reason recorded"
         checks["bundle"].reasons.append(f"meta.json status is {b.meta.get('status')!r} ({status_why}): the run did not complete")
-    elif kind == "behavioral" and run.run_errors():
-        # The runner marks any run_error in a behavioural run as status "error": a "complete" bundle holding
-        # one is inconsistent. (A trigger run the runner itself stopped on activation ends in an
-        # incomplete_stream run_error by design; it is graded on the activation observed before the stop.)
-        checks["bundle"].reasons.append(f"events.jsonl holds run_error ({'; '.join(run.run_errors()[:3])}) "
-                                        f"but meta.json status is 'complete'")
+    elif b.meta is not None:
+        # The runner seals any run that ended in a run_error as "error"/"incomplete": a "complete" bundle holding
+        # one is inconsistent, in trigger bundles too (bar the runner's own stop on activation: graders.recorded).
+        checks["bundle"].reasons.extend(recorded.run_error_problems(b.meta, b.usage, b.events))
+    if b.meta is not None:
+        checks["bundle"].reasons.extend(recorded.uninstalled_skill_problems(b.meta, b.events))
+        checks["bundle"].reasons.extend(recorded.origin_problems(b.meta))
+        checks["bundle"].reasons.extend(recorded.outcome_problems(b.meta))
+    checks["bundle"].reasons.extend(recorded.stream_problems(b))
     _attach_problems(b, ctx, checks)
     for c in checks.values():
         if c.status in ("pass", "not_applicable") and c.reasons and c.name not in ("4", "5"):

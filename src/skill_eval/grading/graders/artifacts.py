@@ -400,10 +400,12 @@ def pair_mismatch(art: Artifact, old_sha: str | None, new_sha: str | None, old_r
         missing = [side for side, digest in (("old", old_sha), ("new", new_sha)) if digest not in read]
         if missing:
             return f"call {n}: the runner's input digests do not show the fixture's {'/'.join(missing)} bytes being read"
-        return None
-    operands = {norm(art.call.cwd, tok) for tok in art.call.argv[1:] if not tok.startswith("-")}
-    if posixpath.normpath(old_rel) not in operands or posixpath.normpath(new_rel) not in operands:
+        return _direction(art, [i.sha256 for i in sorted(inputs, key=lambda i: i.arg) if i.kind == "file"], old_sha, new_sha)
+    named = [norm(art.call.cwd, tok) for tok in art.call.argv[1:] if not tok.startswith("-")]
+    if posixpath.normpath(old_rel) not in named or posixpath.normpath(new_rel) not in named:
         return f"call {n} does not name the fixture's pair"
+    if named.index(posixpath.normpath(new_rel)) < named.index(posixpath.normpath(old_rel)):
+        return f"call {n} names the fixture's new side before its old side: it compared the pair the other way round"
     for rel, want in ((old_rel, old_sha), (new_rel, new_sha)):
         got = [i for i in inputs if posixpath.normpath(i.path) == posixpath.normpath(rel)]
         if not got:
@@ -413,6 +415,16 @@ def pair_mismatch(art: Artifact, old_sha: str | None, new_sha: str | None, old_r
             return (f"call {n} read {rel} as {bad.kind} {str(bad.sha256)[:12]}…, not the fixture's {want[:12]}… "
                     f"(the input was replaced before the call)")
     return None
+
+
+def _direction(art: Artifact, read: list[str | None], old_sha: str, new_sha: str) -> str | None:
+    """The call's operands in the report's order: the old side's bytes are read (argv order) before the new
+    side's. A call whose operands are exchanged while its report still states old/new contradicts itself
+    (issue 34: a re-signed record with its operands swapped passed)."""
+    if old_sha == new_sha or read.index(old_sha) < read.index(new_sha):
+        return None
+    return (f"call {art.number} read the fixture's new side before its old side (argv order), but its report states "
+            "them the other way round: the record contradicts itself")
 
 
 def over_pair(art: Artifact, old_sha: str | None, new_sha: str | None, old_rel: str | None, new_rel: str | None) -> bool:

@@ -141,8 +141,9 @@ def d6_null_verdict_grounded(run: Run) -> list[str]:
         return reasons
     if c.kind == "contract_coverage_incomplete" and stated:
         strongest = _max(run, [a.verdict for a in stated])  # type: ignore[misc]
-        return [f"withholds the verdict {strongest} its cited calls report: a coverage gap never lowers a verdict to 'cannot say'"]
-    return []
+        reasons.append(f"withholds the verdict {strongest} its cited calls report: a coverage gap never lowers a verdict "
+                       "to 'cannot say'")
+    return reasons  # a cited call whose artifact contradicts itself (exit code against report) grounds no claim
 
 
 def d6_not_below_truth(run: Run) -> list[str]:
