@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from skill_eval.checks import structure, suppress, surface
+from skill_eval.checks import hygiene, security, structure, suppress, surface
 from skill_eval.commands._common import load_config, plural
 from skill_eval.core.output import emit
 
@@ -37,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
     use_flags = not args.no_flags and cfg.has_subject and bool(cfg.subject.cli_reference)
     reference = surface.load_reference(cfg) if use_flags else None
     findings, skills = structure.check_all(cfg, reference)
+    findings += hygiene.check(skills)  # the named rules (`skill-eval explain rules`)
+    findings += security.check(cfg, skills)
     if getattr(args, "write_baseline", False):
         accepted = suppress.apply(cfg, findings, baseline=False)
         rel = suppress.write_baseline(cfg, accepted.kept)
