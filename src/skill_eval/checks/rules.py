@@ -53,7 +53,7 @@ class RuleDoc:
     fix: str
 
     def page(self) -> str:
-        return (f"{self.id} ({self.level}): {self.summary}\n  why: {self.why}\n  fix: {self.fix}\n  suppress: "
+        return (f"({self.level}) {self.summary}\n  why: {self.why}\n  fix: {self.fix}\n  suppress: "
                 f"<!-- skill-eval: ignore[{self.id}] why it is fine --> on the line or the line before (Markdown), or "
                 f"[[checks.ignore]] id = \"{self.id}:<file>*\" with a reason (`skill-eval explain suppress`)")
 
@@ -66,7 +66,8 @@ HYGIENE: dict[str, RuleDoc] = {d.id: d for d in (
     RuleDoc("file-unreferenced", "warning", "a bundled file that no other file of the skill names",
             "An agent learns what a skill holds only from SKILL.md and the files it points at: a script or asset "
             "nothing names is never used (or is left over). A file counts as named when another file of the skill "
-            "names its path, its file name, its stem or one of its folders.",
+            "names its path, its file name, one of its folders below scripts/, references/ or assets/, or (a Python "
+            "module) its import name. The finding has no line: accept it in [[checks.ignore]].",
             "name it where the agent should use it ('Run scripts/x.py to ...'), or delete it"),
     RuleDoc("reference-no-toc", "warning", f"a reference file over {TOC_LINES} lines without a table of contents at "
             "the top",

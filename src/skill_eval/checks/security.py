@@ -86,6 +86,12 @@ def load_rules(path: Path = RULES_FILE) -> tuple[Rule, ...]:
     return tuple(out)
 
 
+def is_security(rule: str) -> bool:
+    """Whether a finding's rule is one of the security rules (their ids start with `security-`, as the
+    schema requires)."""
+    return rule.startswith("security-")
+
+
 def _quoted(line: str, start: int, end: int) -> bool:
     """Whether line[start:end] sits inside a pair of quotes or backticks on its line."""
     for left, right in _QUOTES:

@@ -86,6 +86,12 @@ TERMS: dict[str, str] = {
                 "a reason: inline, on its line or the line before, `<!-- skill-eval: ignore[RULE] why it is fine -->`; "
                 "in the config, `[[checks.ignore]]` id = \"ID\" (fnmatch wildcards), reason = \"...\"; or adopt a "
                 "repository with known debt by `check-skills --write-baseline` (only new findings fail after it).",
+    "rules": "check-skills' named rules beyond structure, each with a page (`skill-eval explain RULE`) and suppressible "
+             "like any finding (`explain suppress`): name-reserved, file-unreferenced, reference-no-toc, command-unpinned "
+             "(checks.hygiene, warnings), and the security rules kept as data in checks/security_rules.yaml "
+             "(security-*: instruction overrides, hidden Unicode, encoded payloads run, curl | sh, credential and "
+             "environment reads, secrets sent to a URL). An error-level security finding fails check-skills, pr and the "
+             "release's security gate.",
     "publish": "[checks] publish (per source: [[skills.sources]] publish): `plugin` when the skills ship together, so "
                "a link into a sibling skill is a portability warning; `standalone` when each skill is installed alone, "
                "so such a link is an error. `init` picks plugin when it finds a plugin manifest (.claude-plugin/ ...).",
@@ -104,13 +110,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def lookup(term: str) -> tuple[str, str]:
     by_lower = {k.lower(): k for k in TERMS}
     t = term.lower()
+    if t == "rules":
+        from skill_eval.checks import rules
+
+        return "rules", TERMS["rules"] + " The rules: " + ", ".join(sorted(rules.docs())) + "."
     if t in by_lower:
         return by_lower[t], TERMS[by_lower[t]]
     hits = [k for low, k in by_lower.items() if low.startswith(t)]
     if len(hits) == 1:
         return hits[0], TERMS[hits[0]]
+    from skill_eval.checks import rules  # a rule id: its page (the security rules' pages come from their data file)
+
+    pages = rules.docs()
+    if t in pages:
+        return t, pages[t].page()
     raise SkillEvalError(f"no term {term!r}" + (f" (ambiguous: {', '.join(hits)})" if hits else ""),
-                         fix=f"use one of {', '.join(TERMS)}")
+                         fix=f"use one of {', '.join(TERMS)}, or a rule id (`skill-eval explain rules`)")
 
 
 def run(args: argparse.Namespace) -> int:
