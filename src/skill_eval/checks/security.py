@@ -29,8 +29,8 @@ from skill_eval.core.errors import InputError
 
 RULES_FILE = Path(__file__).with_name("security_rules.yaml")
 MARKDOWN = (".md", ".mdx", ".markdown", ".txt", ".rst")
-# data a script reads, not text an agent is told or a command it runs: only the hidden-character rules
-# (those without needles) look at these (Office schemas alone are ~5 MB in anthropics/skills)
+# data a script reads, not text an agent is told or a command it runs: only rules with `files: all` (the
+# hidden-character rules) look at these (Office schemas alone are ~5 MB in anthropics/skills)
 DATA = (".xsd", ".xml", ".csv", ".tsv", ".svg", ".map", ".min.js", ".min.css", ".lock", ".ttf", ".otf")
 _SUBJECT_MAX = 40
 _QUOTES = (('"', '"'), ("'", "'"), ("`", "`"), ("\u201c", "\u201d"), ("\u2018", "\u2019"))
@@ -42,7 +42,7 @@ class Rule:
 
     id: str
     severity: str  # error | warning
-    files: str  # text (every text file) | markdown
+    files: str  # all (every text file) | text (all but data files) | markdown
     message: str
     fix: str
     why: str
@@ -105,55 +105,56 @@ def _quoted(line: str, start: int, end: int) -> bool:
     return False
 
 
-def _needle_lines(low: str, needle: str) -> set[int]:
+def _needle_lines(low: bytes, needle: bytes) -> set[int]:
     """The start offsets of the lines of `low` that hold the needle."""
     found: set[int] = set()
     pos = low.find(needle)
     while pos >= 0:
-        found.add(low.rfind("\n", 0, pos) + 1)
-        nl = low.find("\n", pos)
+        found.add(low.rfind(b"\n", 0, pos) + 1)
+        nl = low.find(b"\n", pos)
         pos = low.find(needle, nl + 1) if nl >= 0 else -1
     return found
 
 
-def scan_text(text: str, where: str, rules: tuple[Rule, ...], markdown: bool, data: bool = False) -> list[RuleFinding]:
-    """Every rule match in one file's text (one finding per rule and line).
+def scan_bytes(data: bytes, where: str, rules: tuple[Rule, ...], markdown: bool, is_data: bool = False) -> list[RuleFinding]:
+    """Every rule match in one file's UTF-8 bytes (one finding per rule and line).
 
-    Cheap by construction: a rule with needles runs only on the lines holding one (the text lowered
-    once), a rule without runs only on text that is not all ASCII (what hidden characters need); line
-    numbers are counted only for a finding."""
+    Cheap by construction: the needles are searched in the bytes, lowered once (ASCII only, so offsets
+    stay put; bytes.find is the fast search), and a rule runs only on the lines holding one of its
+    needles, each decoded on its own; a rule without needles runs on the decoded text, and only when it
+    is not all ASCII. Line numbers are counted only for a finding."""
     out: list[RuleFinding] = []
-    low: str | None = None
+    low: bytes | None = None
     lines: dict[str, set[int]] = {}  # needle -> its lines (a needle several rules share is searched once)
-    hidden = not text.isascii()
+    ascii = data.isascii()
+    text: str | None = None
     for rule in rules:
-        if rule.files == "markdown" and not markdown:
+        if (rule.files == "markdown" and not markdown) or (is_data and rule.files != "all"):
             continue
         if rule.needles:
-            if data:
-                continue
-            low = text.lower() if low is None else low
-            if len(low) == len(text):
-                starts = set()
-                for needle in rule.needles:
-                    if needle not in lines:
-                        lines[needle] = _needle_lines(low, needle)
-                    starts |= lines[needle]
-            else:  # lowering changed the length (a few non-ASCII letters): offsets would not line up
-                starts = {text.rfind("\n", 0, m.start()) + 1 for m in rule.pattern.finditer(text)}
-        elif hidden:
-            starts = {text.rfind("\n", 0, m.start()) + 1 for m in rule.pattern.finditer(text)}
-        else:
-            continue
-        for start in sorted(starts):
-            end = text.find("\n", start)
-            out += _line_findings(rule, where, text, start, len(text) if end < 0 else end)
+            needles = tuple(n for n in rule.needles if n.isascii()) if ascii else rule.needles
+            if not needles:
+                continue  # what this rule looks for cannot be in ASCII text
+            low = data.lower() if low is None else low
+            starts: set[int] = set()
+            for needle in needles:
+                if needle not in lines:
+                    lines[needle] = _needle_lines(low, needle.encode())
+                starts |= lines[needle]
+            for start in sorted(starts):
+                end = data.find(b"\n", start)
+                line = data[start:len(data) if end < 0 else end].decode("utf-8", errors="replace")
+                out += _line_findings(rule, where, line, data.count(b"\n", 0, start) + 1)
+        elif not ascii:
+            text = data.decode("utf-8", errors="replace") if text is None else text
+            for start in sorted({text.rfind("\n", 0, m.start()) + 1 for m in rule.pattern.finditer(text)}):
+                end = text.find("\n", start)
+                out += _line_findings(rule, where, text[start:len(text) if end < 0 else end], text.count("\n", 0, start) + 1)
     return out
 
 
-def _line_findings(rule: Rule, where: str, text: str, start: int, end: int) -> list[RuleFinding]:
-    """The rule's finding on the line text[start:end] (its first match), or none."""
-    line = text[start:end]
+def _line_findings(rule: Rule, where: str, line: str, number: int) -> list[RuleFinding]:
+    """The rule's finding on one line (its first match), or none."""
     m = rule.pattern.search(line)
     if m is None or (rule.unless is not None and rule.unless.search(line)):
         return []
@@ -161,7 +162,6 @@ def _line_findings(rule: Rule, where: str, text: str, start: int, end: int) -> l
     level, message = rule.severity, rule.message
     if rule.quoted and _quoted(line, col, m.end()):
         level, message = rule.quoted, message + " (quoted: if it is an example, suppress it with the reason)"
-    number = text.count("\n", 0, start) + 1
     return [RuleFinding(level, where, message, rule.id, _subject(m.group(0)), number, col + 1, rule.fix)]
 
 
@@ -183,9 +183,9 @@ def scan_files(files: Iterable[tuple[str, bytes]], rules: tuple[Rule, ...] | Non
     for where, data in files:
         if not is_text(data):
             continue
-        text = data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n")
+        data = data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")  # a BOM is the encoding check's
         lower = where.lower()
-        out += scan_text(text, where, rules, lower.endswith(MARKDOWN), lower.endswith(DATA))
+        out += scan_bytes(data, where, rules, lower.endswith(MARKDOWN), lower.endswith(DATA))
     return out
 
 
