@@ -84,12 +84,3 @@ HYGIENE: dict[str, RuleDoc] = {d.id: d for d in (
             "`pipx run 'pkg==1.2.3'`"),
 )}
 
-
-def docs() -> dict[str, RuleDoc]:
-    """Every named rule's page: the hygiene rules and the security rules (from their data file)."""
-    from skill_eval.checks import security
-
-    out = dict(HYGIENE)
-    for rule in security.load_rules():
-        out[rule.id] = RuleDoc(rule.id, rule.severity, rule.message, rule.why, rule.fix)
-    return out

@@ -7,9 +7,13 @@ prefix that names one term is enough). The same text is the `skill-eval --help` 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from skill_eval.core.errors import SkillEvalError
 from skill_eval.core.output import emit
+
+if TYPE_CHECKING:
+    from skill_eval.checks.rules import RuleDoc
 
 NAME = "explain"
 HELP = "explain a term: L0, L1s, L1l, L2, L3, L4, arm, dimension, pack, freshness, evidence, pending, subject, tier, k, adopt, oracle, corpus, suppress, publish"
@@ -107,21 +111,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("term", nargs="?", default=None, help="the term to explain (default: list all)")
 
 
+def rule_pages() -> dict[str, RuleDoc]:
+    """Every named rule's page: the hygiene rules, and the security rules from their data file."""
+    from skill_eval.checks import rules, security
+
+    out = dict(rules.HYGIENE)
+    for rule in security.load_rules():
+        out[rule.id] = rules.RuleDoc(rule.id, rule.severity, rule.message, rule.why, rule.fix)
+    return out
+
+
 def lookup(term: str) -> tuple[str, str]:
     by_lower = {k.lower(): k for k in TERMS}
     t = term.lower()
     if t == "rules":
-        from skill_eval.checks import rules
-
-        return "rules", TERMS["rules"] + " The rules: " + ", ".join(sorted(rules.docs())) + "."
+        return "rules", TERMS["rules"] + " The rules: " + ", ".join(sorted(rule_pages())) + "."
     if t in by_lower:
         return by_lower[t], TERMS[by_lower[t]]
     hits = [k for low, k in by_lower.items() if low.startswith(t)]
     if len(hits) == 1:
         return hits[0], TERMS[hits[0]]
-    from skill_eval.checks import rules  # a rule id: its page (the security rules' pages come from their data file)
-
-    pages = rules.docs()
+    pages = rule_pages()  # a rule id: its page
     if t in pages:
         return t, pages[t].page()
     raise SkillEvalError(f"no term {term!r}" + (f" (ambiguous: {', '.join(hits)})" if hits else ""),
