@@ -33,6 +33,8 @@ _ANCHOR = re.compile(r"\]\(#[^)\s]+\)")
 _SHELL = frozenset({"bash", "sh", "shell", "zsh", "console", "shell-session", "terminal", "powershell", "ps1", "fish", ""})
 _RUNNERS = re.compile(r"(?<![\w./-])(npx|bunx|pnpm\s+dlx|yarn\s+dlx|uvx|pipx\s+run)\s+([^\n`|;&]*)")
 _INLINE = re.compile(r"`([^`\n]+)`")
+# a fenced code block: its info word and its extent (CommonMark: closed by a fence at least as long)
+_FENCE = re.compile(r"(?m)^[ ]{0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*\n(?:.*\n)*?(?:[ ]{0,3}\1[`~]*[ \t]*$|\Z)")
 
 
 def check(skills: Mapping[str, Skill]) -> list[RuleFinding]:
@@ -116,28 +118,33 @@ def _toc(where: str, text: str) -> list[RuleFinding]:
 
 
 def _unpinned(where: str, text: str) -> list[RuleFinding]:
-    """`npx pkg` and the like with no pinned version, in shell code blocks and inline code."""
-    if not any(r in text for r in ("npx", "bunx", "dlx", "uvx", "pipx")):
+    """`npx pkg` and the like with no pinned version, in shell code blocks and inline code (one regex
+    pass for the runners, one for the fences, only when a runner is there at all)."""
+    runs = list(_RUNNERS.finditer(text))
+    if not runs:
         return []
+    fences = [(m.start(), m.end(), m.group(2).lower()) for m in _FENCE.finditer(text)]
     out: list[RuleFinding] = []
     seen: set[str] = set()
-    for index, info in enumerate(pointers.lines_of(text)):
-        if info.fence is not None:
-            if info.fence in _SHELL and not info.text.lstrip().startswith(("```", "~~~")):
-                spans = [(0, info.text)]
-            else:
+    for m in runs:
+        fence = next((info for a, b, info in fences if a <= m.start() < b), None)
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if fence is not None:
+            if fence not in _SHELL or text.startswith(("```", "~~~"), line_start):
                 continue
         else:
-            spans = [(m.start(1), m.group(1)) for m in _INLINE.finditer(info.text)]
-        for offset, code in spans:
-            for m in _RUNNERS.finditer(code):
-                package = _package(m.group(1).split()[0], m.group(2))
-                if package is None or package in seen:
-                    continue
-                seen.add(package)
-                out.append(_finding("command-unpinned", where, f"`{m.group(1)} {package}` runs the newest release of "
-                                    f"{package!r} on every run (no pinned version)", package, index + 1,
-                                    offset + m.start() + 1))
+            line_end = text.find("\n", m.start())
+            line = text[line_start:len(text) if line_end < 0 else line_end]
+            col = m.start() - line_start
+            if not any(c.start(1) <= col < c.end(1) for c in _INLINE.finditer(line)):
+                continue  # prose, not a command
+        package = _package(m.group(1).split()[0], m.group(2))
+        if package is None or package in seen:
+            continue
+        seen.add(package)
+        out.append(_finding("command-unpinned", where, f"`{m.group(1)} {package}` runs the newest release of "
+                            f"{package!r} on every run (no pinned version)", package,
+                            text.count("\n", 0, m.start()) + 1, m.start() - line_start + 1))
     return out
 
 
