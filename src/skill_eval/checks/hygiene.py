@@ -120,6 +120,8 @@ def _toc(where: str, text: str) -> list[RuleFinding]:
 def _unpinned(where: str, text: str) -> list[RuleFinding]:
     """`npx pkg` and the like with no pinned version, in shell code blocks and inline code (one regex
     pass for the runners, one for the fences, only when a runner is there at all)."""
+    if not any(r in text for r in ("npx", "bunx", "dlx", "uvx", "pipx")):
+        return []  # a substring test is far cheaper than the regex (whose lookbehind defeats its fast scan)
     runs = list(_RUNNERS.finditer(text))
     if not runs:
         return []

@@ -8,6 +8,7 @@ the security rules document themselves in their data file (checks.security).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,10 @@ class RuleFinding(Finding):
 
     column: int = 0
     fix: str = ""
+
+    def at(self, line: int) -> RuleFinding:
+        """The same finding at a line (counted only once a finding exists)."""
+        return dataclasses.replace(self, line=line)
 
     def as_dict(self) -> dict[str, Any]:
         out = super().as_dict()

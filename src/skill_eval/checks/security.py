@@ -49,7 +49,8 @@ class Rule:
     pattern: re.Pattern[str]
     unless: re.Pattern[str] | None
     quoted: str  # severity of a quoted match: "" (same as the rule)| warning
-    needles: tuple[str, ...]  # lowercase literals: only lines holding one can match (empty: non-ASCII text only)
+    needles: tuple[bytes, ...]  # lowercase literals (UTF-8): only lines holding one can match (empty: any non-ASCII text)
+    ascii_needles: tuple[bytes, ...]  # those an all-ASCII text can hold
     flag: tuple[str, ...]
     passes: tuple[str, ...]
 
@@ -77,11 +78,12 @@ def load_rules(path: Path = RULES_FILE) -> tuple[Rule, ...]:
                              fix="give every rule its own id")
         seen.add(r["id"])
         case = bool(r.get("ignore_case", False))
+        needles = tuple(n.lower().encode() for n in r.get("needles", ()))
         out.append(Rule(
             r["id"], r["severity"], r.get("files", "text"), r["message"], r["fix"], r["why"],
             _compile(r["patterns"], case, path, f"rules.{i}.patterns"),
             _compile(r["unless"], case, path, f"rules.{i}.unless") if r.get("unless") else None,
-            r.get("quoted", ""), tuple(n.lower() for n in r.get("needles", ())),
+            r.get("quoted", ""), needles, tuple(n for n in needles if n.isascii()),
             tuple(r["examples"]["flag"]), tuple(r["examples"]["pass"])))
     return tuple(out)
 
@@ -125,44 +127,48 @@ def scan_bytes(data: bytes, where: str, rules: tuple[Rule, ...], markdown: bool,
     is not all ASCII. Line numbers are counted only for a finding."""
     out: list[RuleFinding] = []
     low: bytes | None = None
-    lines: dict[str, set[int]] = {}  # needle -> its lines (a needle several rules share is searched once)
+    lines: dict[bytes, set[int]] = {}  # needle -> its lines (a needle several rules share is searched once)
     ascii = data.isascii()
     text: str | None = None
     for rule in rules:
         if (rule.files == "markdown" and not markdown) or (is_data and rule.files != "all"):
             continue
         if rule.needles:
-            needles = tuple(n for n in rule.needles if n.isascii()) if ascii else rule.needles
+            needles = rule.ascii_needles if ascii else rule.needles
             if not needles:
                 continue  # what this rule looks for cannot be in ASCII text
             low = data.lower() if low is None else low
             starts: set[int] = set()
             for needle in needles:
                 if needle not in lines:
-                    lines[needle] = _needle_lines(low, needle.encode())
+                    lines[needle] = _needle_lines(low, needle)
                 starts |= lines[needle]
             for start in sorted(starts):
                 end = data.find(b"\n", start)
                 line = data[start:len(data) if end < 0 else end].decode("utf-8", errors="replace")
-                out += _line_findings(rule, where, line, data.count(b"\n", 0, start) + 1)
+                found = _line_finding(rule, where, line)
+                if found is not None:
+                    out.append(found.at(data.count(b"\n", 0, start) + 1))
         elif not ascii:
             text = data.decode("utf-8", errors="replace") if text is None else text
             for start in sorted({text.rfind("\n", 0, m.start()) + 1 for m in rule.pattern.finditer(text)}):
                 end = text.find("\n", start)
-                out += _line_findings(rule, where, text[start:len(text) if end < 0 else end], text.count("\n", 0, start) + 1)
+                found = _line_finding(rule, where, text[start:len(text) if end < 0 else end])
+                if found is not None:
+                    out.append(found.at(text.count("\n", 0, start) + 1))
     return out
 
 
-def _line_findings(rule: Rule, where: str, line: str, number: int) -> list[RuleFinding]:
-    """The rule's finding on one line (its first match), or none."""
+def _line_finding(rule: Rule, where: str, line: str) -> RuleFinding | None:
+    """The rule's finding on one line (its first match; line number 0 until `at`), or None."""
     m = rule.pattern.search(line)
     if m is None or (rule.unless is not None and rule.unless.search(line)):
-        return []
+        return None
     col = m.start()
     level, message = rule.severity, rule.message
     if rule.quoted and _quoted(line, col, m.end()):
         level, message = rule.quoted, message + " (quoted: if it is an example, suppress it with the reason)"
-    return [RuleFinding(level, where, message, rule.id, _subject(m.group(0)), number, col + 1, rule.fix)]
+    return RuleFinding(level, where, message, rule.id, _subject(m.group(0)), 0, col + 1, rule.fix)
 
 
 def _subject(matched: str) -> str:
