@@ -90,16 +90,20 @@ TERMS: dict[str, str] = {
                 "a reason: inline, on its line or the line before, `<!-- skill-eval: ignore[RULE] why it is fine -->`; "
                 "in the config, `[[checks.ignore]]` id = \"ID\" (fnmatch wildcards), reason = \"...\"; or adopt a "
                 "repository with known debt by `check-skills --write-baseline` (only new findings fail after it).",
-    "rules": "check-skills' named rules beyond structure, each with a page (`skill-eval explain RULE`) and suppressible "
-             "like any finding (`explain suppress`): name-reserved, file-unreferenced, reference-no-toc, command-unpinned "
-             "(checks.hygiene, warnings), and the security rules kept as data in checks/security_rules.yaml "
-             "(security-*: instruction overrides, hidden Unicode, encoded payloads run, curl | sh, credential and "
-             "environment reads, secrets sent to a URL). An error-level security finding fails check-skills, pr and the "
-             "release's security gate.",
     "publish": "[checks] publish (per source: [[skills.sources]] publish): `plugin` when the skills ship together, so "
                "a link into a sibling skill is a portability warning; `standalone` when each skill is installed alone, "
                "so such a link is an error. `init` picks plugin when it finds a plugin manifest (.claude-plugin/ ...).",
 }
+
+
+# check-skills' named rules: `explain rules` lists them, `explain RULE` prints one's page (not in the --help
+# epilog, which cli.py keeps as a literal)
+RULES_TERM = ("check-skills' named rules beyond structure, each with a page (`skill-eval explain RULE`) and suppressible "
+             "like any finding (`explain suppress`): name-reserved, file-unreferenced, reference-no-toc, command-unpinned "
+             "(checks.hygiene, warnings), and the security rules kept as data in checks/security_rules.yaml "
+             "(security-*: instruction overrides, hidden Unicode, encoded payloads run, curl | sh, credential and "
+             "environment reads, secrets sent to a URL). An error-level security finding fails check-skills, pr and the "
+             "release's security gate.")
 
 
 def epilog() -> str:
@@ -125,7 +129,7 @@ def lookup(term: str) -> tuple[str, str]:
     by_lower = {k.lower(): k for k in TERMS}
     t = term.lower()
     if t == "rules":
-        return "rules", TERMS["rules"] + " The rules: " + ", ".join(sorted(rule_pages())) + "."
+        return "rules", RULES_TERM + " The rules: " + ", ".join(sorted(rule_pages())) + "."
     if t in by_lower:
         return by_lower[t], TERMS[by_lower[t]]
     hits = [k for low, k in by_lower.items() if low.startswith(t)]
@@ -140,7 +144,8 @@ def lookup(term: str) -> tuple[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     if args.term is None:
-        emit(args, [f"{k:10} {v}" for k, v in TERMS.items()], {"terms": TERMS})
+        terms = {**TERMS, "rules": RULES_TERM}
+        emit(args, [f"{k:10} {v}" for k, v in terms.items()], {"terms": terms})
         return 0
     name, text = lookup(args.term)
     emit(args, [f"{name}: {text}"], {"term": name, "text": text})
