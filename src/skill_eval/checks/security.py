@@ -3,8 +3,13 @@
 The rules live in `security_rules.yaml` beside this module (schema: schemas/security_rules.schema.json),
 read by one strict reader (`load_rules`): each rule has an id, a severity, a message, a fix, a why (its
 `explain` page), its regular expressions and examples it must flag and must not flag (tests run them).
-Every text file of every skill is scanned once per rule with regexes compiled once per process; a match
-is a RuleFinding with file, line and column. A rule may name `unless` expressions: a match whose line
+Every text file of every skill (and every shared fragment a skill cites) is scanned; a match is a
+RuleFinding with file, line and column. Cheap by design: a rule's `needles` are literals every match
+contains (a rule must keep that true: a needle-less match goes unseen), searched in the file's bytes, and
+only the lines holding one are decoded and matched; a rule without needles runs on text that is not all
+ASCII. Data files (.xsd, .csv ...) are read only by `files: all` rules (the hidden characters). What the
+needles cannot see (a homoglyph for a Latin letter, a command split across lines) is out of reach, as it
+is for every pattern scanner. A rule may name `unless` expressions: a match whose line
 also matches one is not a finding (a near miss the rule exists to let through). A rule with
 `quoted: warning` reports a match written inside quotes or backticks (a phrase mentioned, e.g. in a
 guide to prompt injection) as a warning instead of an error: still shown, never silent, since an agent
