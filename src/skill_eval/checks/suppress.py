@@ -46,7 +46,7 @@ def _inline(cfg: Config, where: str, cache: dict[str, dict[int, tuple[set[str], 
     path = cfg.root / where
     if path.is_file() and path.suffix == ".md":
         text = path.read_bytes().decode("utf-8", errors="replace")
-        for n, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
+        for n, line in enumerate(() if "skill-eval:" not in text else text.replace("\r\n", "\n").split("\n"), start=1):
             for m in INLINE_RE.finditer(line):
                 rules = {r.strip() for r in m.group(1).split(",") if r.strip()}
                 if not m.group(2):

@@ -34,6 +34,7 @@ def result_of(finding: Mapping[str, Any]) -> CiResult:
     """A CiResult from one finding's JSON form (L0, triggers); an unknown level reads as an error."""
     level = finding.get("level")
     line = finding.get("line")
+    column = finding.get("column")
     return CiResult(
         rule=str(finding.get("rule") or "skill-eval"),
         level=level if level in LEVELS else "error",
@@ -41,6 +42,7 @@ def result_of(finding: Mapping[str, Any]) -> CiResult:
         path=str(finding.get("where", "")),
         line=line if isinstance(line, int) and not isinstance(line, bool) and line > 0 else 0,
         fix=str(finding.get("fix", "")),
+        column=column if isinstance(column, int) and not isinstance(column, bool) and column > 0 else 0,
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from skill_eval.checks import structure, suppress, surface
+from skill_eval.checks import hygiene, security, structure, suppress
 from skill_eval.commands._ci_output import emit_findings, result_of
 from skill_eval.commands._common import load_config, plural
 from skill_eval.core import ci_formats
@@ -36,8 +36,14 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(args)
     # The command/flag check needs a subject CLI reference; a host without a [subject] has none.
     use_flags = not args.no_flags and cfg.has_subject and bool(cfg.subject.cli_reference)
-    reference = surface.load_reference(cfg) if use_flags else None
+    reference = None
+    if use_flags:
+        from skill_eval.checks import surface  # only a host with a subject CLI reference pays for its import
+
+        reference = surface.load_reference(cfg)
     findings, skills = structure.check_all(cfg, reference)
+    findings += hygiene.check(skills)  # the named rules (`skill-eval explain rules`)
+    findings += security.check(cfg, skills)
     if getattr(args, "write_baseline", False):
         accepted = suppress.apply(cfg, findings, baseline=False)
         rel = suppress.write_baseline(cfg, accepted.kept)

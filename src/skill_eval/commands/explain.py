@@ -7,9 +7,13 @@ prefix that names one term is enough). The same text is the `skill-eval --help` 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from skill_eval.core.errors import SkillEvalError
 from skill_eval.core.output import emit
+
+if TYPE_CHECKING:
+    from skill_eval.checks.rules import RuleDoc
 
 CORPUS_FORMAT = """\
 corpus format — <evals root>/trigger_corpus.yaml (schema: trigger_corpus.schema.json):
@@ -92,6 +96,16 @@ TERMS: dict[str, str] = {
 }
 
 
+# check-skills' named rules: `explain rules` lists them, `explain RULE` prints one's page (not in the --help
+# epilog, which cli.py keeps as a literal)
+RULES_TERM = ("check-skills' named rules beyond structure, each with a page (`skill-eval explain RULE`) and suppressible "
+             "like any finding (`explain suppress`): name-reserved, file-unreferenced, reference-no-toc, command-unpinned "
+             "(checks.hygiene, warnings), and the security rules kept as data in checks/security_rules.yaml "
+             "(security-*: instruction overrides, hidden Unicode, encoded payloads run, curl | sh, credential and "
+             "environment reads, secrets sent to a URL). An error-level security finding fails check-skills, pr and the "
+             "release's security gate.")
+
+
 def epilog() -> str:
     """The --help epilog: one line per term."""
     return "terms (`skill-eval explain TERM` for more): " + ", ".join(TERMS)
@@ -101,21 +115,37 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("term", nargs="?", default=None, help="the term to explain (default: list all)")
 
 
+def rule_pages() -> dict[str, RuleDoc]:
+    """Every named rule's page: the hygiene rules, and the security rules from their data file."""
+    from skill_eval.checks import rules, security
+
+    out = dict(rules.HYGIENE)
+    for rule in security.load_rules():
+        out[rule.id] = rules.RuleDoc(rule.id, rule.severity, rule.message, rule.why, rule.fix)
+    return out
+
+
 def lookup(term: str) -> tuple[str, str]:
     by_lower = {k.lower(): k for k in TERMS}
     t = term.lower()
+    if t == "rules":
+        return "rules", RULES_TERM + " The rules: " + ", ".join(sorted(rule_pages())) + "."
     if t in by_lower:
         return by_lower[t], TERMS[by_lower[t]]
     hits = [k for low, k in by_lower.items() if low.startswith(t)]
     if len(hits) == 1:
         return hits[0], TERMS[hits[0]]
+    pages = rule_pages()  # a rule id: its page
+    if t in pages:
+        return t, pages[t].page()
     raise SkillEvalError(f"no term {term!r}" + (f" (ambiguous: {', '.join(hits)})" if hits else ""),
-                         fix=f"use one of {', '.join(TERMS)}")
+                         fix=f"use one of {', '.join(TERMS)}, or a rule id (`skill-eval explain rules`)")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.term is None:
-        emit(args, [f"{k:10} {v}" for k, v in TERMS.items()], {"terms": TERMS})
+        terms = {**TERMS, "rules": RULES_TERM}
+        emit(args, [f"{k:10} {v}" for k, v in terms.items()], {"terms": terms})
         return 0
     name, text = lookup(args.term)
     emit(args, [f"{name}: {text}"], {"term": name, "text": text})

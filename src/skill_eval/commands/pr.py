@@ -126,16 +126,36 @@ def credential_free_checks(cfg: Config, skip: tuple[str, ...] = ()) -> list[dict
             continue
         if mod_name in skip:
             results.append({"gate": mod_name, "status": "skipped"})
+            if mod_name == "check_skills":
+                results.append({"gate": SECURITY_GATE, "status": "skipped"})
             continue
+        out = io.StringIO()
         try:
             module = importlib.import_module(f"skill_eval.commands.{mod_name}")
             ns = _namespace(module, argparse.Namespace(root=root, json=True), extra)
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
                 rc = int(module.run(ns) or 0)
         except (SkillEvalError, ModuleNotFoundError):
             rc = 1
         results.append({"gate": mod_name, "status": "pass" if rc == 0 else "fail"})
+        if mod_name == "check_skills":  # the security rules' own gate, from the same run's findings
+            results.append({"gate": SECURITY_GATE, "status": _security_status(out.getvalue())})
     return results
+
+
+SECURITY_GATE = "security_rules"
+
+
+def _security_status(report: str) -> str:
+    """pass when check-skills' JSON report lists no error-level security finding; fail otherwise, and
+    when there is no report to read (the check did not run to the end: nothing shows the skills clean)."""
+    from skill_eval.checks import security
+
+    try:
+        errors = json.loads(report)["errors"]
+    except (ValueError, KeyError, TypeError):
+        return "fail"
+    return "fail" if any(security.is_security(e.get("rule", "")) for e in errors) else "pass"
 
 
 def _namespace(module: ModuleType, base: argparse.Namespace, extra: dict[str, Any]) -> argparse.Namespace:

@@ -33,6 +33,7 @@ class CiResult:
     path: str = ""
     line: int = 0  # 1-based; 0 when the finding is about a whole file or none
     fix: str = ""
+    column: int = 0  # 1-based, in Unicode code points (SARIF's columnKind here); 0: not known
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def _sarif_result(r: CiResult, rule_index: int) -> dict[str, Any]:
     if r.path:
         physical: dict[str, Any] = {"artifactLocation": {"uri": r.path, "uriBaseId": "SRCROOT"}}
         if r.line > 0:
-            physical["region"] = {"startLine": r.line}
+            physical["region"] = {"startLine": r.line, **({"startColumn": r.column} if r.column > 0 else {})}
         out["locations"] = [{"physicalLocation": physical}]
     return out
 
@@ -112,7 +113,9 @@ def to_junit(results: Sequence[CiResult], *, suite: str, checks: Iterable[CiChec
     for r in results:
         tests += 1
         where = f"{r.path}:{r.line}" if r.path and r.line else (r.path or suite)
-        case = ET.SubElement(ts, "testcase", classname=r.rule, name=where, **({"file": r.path} if r.path else {}))
+        case = ET.SubElement(ts, "testcase", classname=r.rule, name=where)
+        if r.path:
+            case.set("file", r.path)
         if r.level == "error":
             failures += 1
             ET.SubElement(case, "failure", message=r.message, type=r.rule).text = _message(r)
@@ -146,6 +149,8 @@ def github_annotations(results: Sequence[CiResult], *, tool: str) -> list[str]:
             props.append(f"file={_escape_property(r.path)}")
             if r.line > 0:
                 props.append(f"line={r.line}")
+                if r.column > 0:
+                    props.append(f"col={r.column}")
         props.append(f"title={_escape_property(f'{tool} [{r.rule}]')}")
         lines.append(f"::{r.level} {','.join(props)}::{_escape_data(_message(r))}")
     errors = sum(r.level == "error" for r in results)

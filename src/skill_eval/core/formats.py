@@ -31,6 +31,7 @@ FORMATS: dict[str, int] = {
     "release_worksheet": 1,
     "release_waiver": 1,
     "release_report": 1,
+    "security_rules": 1,  # checks/security_rules.yaml: the L0 security rules, kept as data
     "seal": 1,  # seal.json: the recorder's signed manifest of a bundle (core/seal.py)
 }
 

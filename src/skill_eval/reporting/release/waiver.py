@@ -61,6 +61,9 @@ SEED_GATES: Final[dict[str, tuple[str, dict[str, str]]]] = {
         "evidence": "every bundle's seal verifies (a forged bundle fails; unsigned ones under signatures = require)",
         "local_paths": "no machine-local path or the recording user's home in a committed bundle",
         "golden": "the zero-tolerance graders (dimensions 2 and 6) catch their golden false-green bundles",
+        "security_rules": "no error-level finding of check-skills' security rules (checks/security_rules.yaml: "
+                          "instruction overrides, hidden Unicode, encoded payloads run, credential or environment "
+                          "reads, secrets sent to a URL) in any skill file",
     }),
 }
 SEED_GATE_NAMES: Final[tuple[str, ...]] = tuple(sorted(SEED_GATES))
