@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 from collections.abc import Callable
 
@@ -11,8 +12,19 @@ from skill_eval.content.config import Config
 
 
 def load_config(args: argparse.Namespace) -> Config:
-    """The one way a command reads the host configuration (honours --root)."""
-    return config.load(getattr(args, "root", None))
+    """The one way a command reads the host configuration (honours --root, and --base where declared)."""
+    cfg = config.load(getattr(args, "root", None))
+    base = getattr(args, "trust_base", None) or getattr(args, "base", None)  # trust_base: pr's steps
+    return dataclasses.replace(cfg, base_ref=base) if isinstance(base, str) and base else cfg
+
+
+def add_base_argument(p: argparse.ArgumentParser, also: str = "") -> None:
+    """--base REF, declared once: the commit the trust policy (allowed_signers, evals.signatures,
+    release_sources) is read from (default: SKILL_EVAL_BASE, a pull request's target, the upstream
+    default branch, local main/master; docs/SIGNING.md). `also`: what else the command uses it for."""
+    p.add_argument("--base", default=None, metavar="REF",
+                   help="git ref the trust policy is read from (default: SKILL_EVAL_BASE, the pull request's target, "
+                        f"origin's default branch, then local main/master){'; ' + also if also else ''}")
 
 
 def bounded_int(low: int, high: int) -> Callable[[str], int]:

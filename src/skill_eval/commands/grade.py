@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from skill_eval.commands._common import load_config
+from skill_eval.commands._common import add_base_argument, load_config
 from skill_eval.content.config import Config
 from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK, InputError
 from skill_eval.core.output import emit
-from skill_eval.grading.graders import STAGES, Catalog, Grade, grade_bundle
+from skill_eval.grading.graders import STAGES, Catalog, Grade
 
 NAME = "grade"
 HELP = "re-grade transcript bundles from their recorded artifacts (no model, no network)"
@@ -30,6 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("bundles", nargs="+", type=Path, metavar="BUNDLE", help="bundle directories (each holds meta.json)")
     p.add_argument("--stage", choices=STAGES, default="merge",
                    help="merge: gate on 1,2,3,6 (+oracles); release: also 4,5, with 'not judged' incomplete")
+    add_base_argument(p)
 
 
 def describe(g: Grade, stage: str) -> list[str]:
@@ -52,8 +53,11 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("no such bundle directory", source=b)
     cfg = load_config(args)
     catalog = Catalog(cfg)
-    grades = [grade_bundle(b, catalog) for b in args.bundles]
+    graded = [_grade(cfg, catalog, b, args.stage) for b in args.bundles]
+    grades = [g for g, _line in graded]
     seals = [_seal(cfg, b, args.stage) for b in args.bundles]
+    seals = [(f"{line}\n{jline[0]}" if jline else line, bad or bool(jline and jline[1]), v)
+             for (line, bad, v), (_g, jline) in zip(seals, graded, strict=True)]
     ok = all(g.passed(args.stage) for g in grades) and not any(bad for _line, bad, _v in seals)
     lines = [line for g, (seal_line, _bad, _v) in zip(grades, seals, strict=True)
              for line in [*describe(g, args.stage), seal_line]]
@@ -74,6 +78,22 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if ok else EXIT_CHECK_FAILED
 
 
+def _grade(cfg: Config, catalog: Catalog, path: Path, stage: str) -> tuple[Grade, tuple[str, bool] | None]:
+    """The grade, counting only judgments that verify (grading/judgments.py), and the judgments line when a
+    judgments.json is ignored (with whether it fails: under evals.signatures = "require" and at release)."""
+    from skill_eval.content import trust
+    from skill_eval.content.evals import GOLDEN_DIR
+    from skill_eval.grading import judgments, regrade
+
+    # the golden corpus (hand-written bundles that test the graders, never evidence) keeps its fixture judgments
+    golden = path.resolve().is_relative_to((cfg.evals_dir / GOLDEN_DIR).resolve())
+    g, found = judgments.graded(path, catalog, regrade.signers_of(cfg), fixture=golden)
+    if not found.ignored:
+        return g, None
+    fails = trust.policy(cfg).signatures == "require" or stage == "release"
+    return g, (f"  judgments: IGNORED — {found.reason}" + (" (fails: signatures required)" if fails else ""), fails)
+
+
 def _seal(cfg: Config, path: Path, stage: str) -> tuple[str, bool, Any]:
     """(the seal line, whether it fails the bundle, the verdict): a forged seal always fails; an unsigned
     bundle fails under evals.signatures = "require" and at the release stage (docs/SIGNING.md)."""
@@ -89,8 +109,11 @@ def _seal(cfg: Config, path: Path, stage: str) -> tuple[str, bool, Any]:
         return f"  seal: signed by {v.principal}", False, v
     if v.state == "invalid":
         return f"  seal: FORGED — {v.reason}", True, v
-    bad = committed and (cfg.signatures == "require" or stage == "release")
-    return f"  seal: UNSIGNED{' (fails: signatures required)' if bad else ''}", bad, v
+    from skill_eval.content import trust
+
+    why = trust.policy(cfg).unsigned_problem(rel, stage, v.reason) if committed else None
+    note = f" ({v.reason})" if v.reason else ""
+    return f"  seal: UNSIGNED{note}{f' (fails: {why})' if why else ''}", why is not None, v
 
 
 def _report_unreadable(path: Path, cfg: Config) -> None:

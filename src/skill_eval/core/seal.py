@@ -36,7 +36,8 @@ from skill_eval.core.errors import ConfigError, InputError, message_of
 
 NAMESPACE = "skill-eval-evidence"
 SEAL, SIG = "seal.json", "seal.sig"
-UNSEALED = frozenset({SEAL, SIG, "judgments.json"})  # the seal's own files, and the judge's later layer
+# the seal's own files, and the judge's later layer (bound by its own signature: grading/judgments.py)
+UNSEALED = frozenset({SEAL, SIG, "judgments.json", "judgments.sig"})
 SEAL_VERSION = formats.FORMATS["seal"]
 IDENTITY = ("kind", "arm", "run_id", "k", "skill", "scenario", "prompt_id", "model", "scripted", "isolation", "status")
 MAX_SIG_BYTES = 1 << 14
@@ -72,10 +73,10 @@ def signing_key(env: Mapping[str, str] | None = None, repo: Path | None = None) 
     return key
 
 
-def sign(data: bytes, key: Path) -> bytes:
+def sign(data: bytes, key: Path, namespace: str = NAMESPACE) -> bytes:
     """A detached armored SSH signature of `data` (ssh-keygen -Y sign; an ssh-agent key works too)."""
     try:
-        res = subprocess.run(["ssh-keygen", "-q", "-Y", "sign", "-n", NAMESPACE, "-f", str(key)], input=data,
+        res = subprocess.run(["ssh-keygen", "-q", "-Y", "sign", "-n", namespace, "-f", str(key)], input=data,
                              capture_output=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ConfigError(f"cannot run ssh-keygen to sign evidence: {exc}", fix="install openssh-client") from None
