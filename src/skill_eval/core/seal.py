@@ -191,8 +191,10 @@ def parse_allowed_signers(data: bytes, path: str) -> list[Signer]:
 NO_TRUST_ROOT = "no trust root (no allowed_signers at the base): a seal proves nothing until one is merged"
 
 
-def check_signature(data: bytes, sig: bytes, namespace: str, signers: Sequence[Signer], when: datetime) -> Signer | str:
+def check_signature(data: bytes, sig: bytes, namespace: str, signers: Sequence[Signer], when: datetime,
+                    listed: Sequence[str] | None = None) -> Signer | str:
     """The allowed signer whose key made `sig` over `data` in `namespace`, valid at `when`; else why not.
+    `listed`: the namespaces an allowed_signers line with `namespaces=` may name for it (default: `namespace`).
 
     The one SSH signature verifier (the seal's, the judgments' and the release signature's). Never raises
     on the bytes: the signature library asserts and indexes its way through a malformed armor or blob
@@ -203,7 +205,8 @@ def check_signature(data: bytes, sig: bytes, namespace: str, signers: Sequence[S
         key = sshsig.check_signature(data, sig, namespace=namespace)
     except Exception as exc:  # noqa: BLE001 - parsing boundary: whatever malformed bytes raise is "does not verify"
         return f"does not verify: {type(exc).__name__}: {str(exc)[:200]}".rstrip(": ")
-    matching = [s for s in signers if s.key == key and (s.namespaces is None or namespace in s.namespaces)]
+    names = set(listed or (namespace,))
+    matching = [s for s in signers if s.key == key and (s.namespaces is None or names & set(s.namespaces))]
     if not matching:
         return "is signed by a key that is not in allowed_signers"
     valid = [s for s in matching if s.valid_at(when)]

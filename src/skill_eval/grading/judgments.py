@@ -10,7 +10,8 @@ judges signs, with the recorder's signing key (SKILL_EVAL_SIGNING_KEY), the cano
 in its own namespace (`skill-eval-judgments`: a judgments signature can never pass for a seal, or the
 reverse), re-signed on every append; the signed bytes are rebuilt by the reader, so `judgments.sig` is the
 signature alone. It is verified against the allowed signers at the base (content/trust.py), valid at the
-latest entry's `judged_at`.
+latest entry's `judged_at`; a line limited to `namespaces="skill-eval-evidence"` (the recorder's key) may
+sign judgments too, as may one that names `skill-eval-judgments`.
 
 `read_judgments` is the one reader of judgments.json for `grade`, `pr`, `evidence`, `baseline` and the
 release snapshot: it returns the entries only when they verify. An unsigned, mismatched or foreign file is
@@ -122,7 +123,8 @@ def _verify(bundle: Path, data: bytes, doc: dict[str, Any], signers: Sequence[se
     if not signers:
         return Read("unsigned", reason=f"{SIG}: {seal.NO_TRUST_ROOT}")
     signed = payload(hashlib.sha256(sealed).hexdigest(), hashlib.sha256(data).hexdigest())
-    signer = seal.check_signature(signed, sig, NAMESPACE, signers, when)
+    # signed in its own namespace (never valid as a seal); allowed to the recorder's evidence keys too
+    signer = seal.check_signature(signed, sig, NAMESPACE, signers, when, listed=(NAMESPACE, seal.NAMESPACE))
     if isinstance(signer, str):
         return Read("invalid", reason=f"{SIG} {signer} (for this bundle's seal and these judgments)")
     return Read("signed", doc, signer.principal)
