@@ -42,21 +42,22 @@ def git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
         return subprocess.CompletedProcess(["git", *args], 128, b"", str(exc).encode())
 
 
-def _out(root: Path, *args: str) -> str | None:
+def text(root: Path, *args: str) -> str | None:
+    """`git ARGS`' stripped output as text, or None when git failed."""
     res = git(root, *args)
     return res.stdout.decode("utf-8", "replace").strip() if res.returncode == 0 else None
 
 
 def prefix(root: Path) -> str | None:
     """The host's root relative to the repository's ('' at the top, else 'a/b/'); None outside a repository."""
-    return _out(root, "rev-parse", "--show-prefix")
+    return text(root, "rev-parse", "--show-prefix")
 
 
 def commit(root: Path, ref: str) -> str | None:
     """The commit `ref` names, or None."""
     if ref.startswith("-"):
         return None
-    return _out(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+    return text(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
 
 
 def blob(root: Path, ref: str, path: str) -> bytes | None:
@@ -106,11 +107,11 @@ class Base:
 
 
 def _branch(root: Path) -> str | None:
-    return _out(root, "symbolic-ref", "--quiet", "--short", "HEAD")
+    return text(root, "symbolic-ref", "--quiet", "--short", "HEAD")
 
 
 def _upstream_default(root: Path) -> str | None:
-    head = _out(root, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
+    head = text(root, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
     if head and commit(root, head):
         return head
     return next((f"origin/{b}" for b in DEFAULT_BRANCHES if commit(root, f"refs/remotes/origin/{b}")), None)

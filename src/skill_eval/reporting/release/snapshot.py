@@ -20,7 +20,6 @@ part of the snapshot (so a changed margin or minimum is refused on resume like a
 
 from __future__ import annotations
 
-import subprocess
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from skill_eval.content import freshness, selection, trust
 from skill_eval.content.config import Config
 from skill_eval.content.generate import SKILL_DOMAIN
 from skill_eval.content.released import released_tree
-from skill_eval.core import formats, hashing, outcomes, schemas, seal, strict
+from skill_eval.core import formats, gitrepo, hashing, outcomes, schemas, seal, strict
 from skill_eval.core.errors import ConfigError, SkillEvalError, message_of
 from skill_eval.core.vocab import CaseState, RunState
 from skill_eval.grading import judgments as judgments_mod
@@ -59,8 +58,7 @@ def arm_dir(arm: str) -> str:
 
 
 def _git(cfg: Config, *args: str) -> str | None:
-    out = subprocess.run(["git", "-C", str(cfg.root), *args], capture_output=True, text=True, check=False)
-    return out.stdout.strip() if out.returncode == 0 else None
+    return gitrepo.text(cfg.root, *args)  # the one reader of the repository's git
 
 
 def tested_head(cfg: Config) -> str | None:
