@@ -54,10 +54,10 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(args)
     catalog = Catalog(cfg)
     graded = [_grade(cfg, catalog, b, args.stage) for b in args.bundles]
-    grades = [g for g, _line in graded]
+    grades = [g for g, _line, _found in graded]
     seals = [_seal(cfg, b, args.stage) for b in args.bundles]
     seals = [(f"{line}\n{jline[0]}" if jline else line, bad or bool(jline and jline[1]), v)
-             for (line, bad, v), (_g, jline) in zip(seals, graded, strict=True)]
+             for (line, bad, v), (_g, jline, _found) in zip(seals, graded, strict=True)]
     ok = all(g.passed(args.stage) for g in grades) and not any(bad for _line, bad, _v in seals)
     lines = [line for g, (seal_line, _bad, _v) in zip(grades, seals, strict=True)
              for line in [*describe(g, args.stage), seal_line]]
@@ -72,13 +72,13 @@ def run(args: argparse.Namespace) -> int:
         payload["seal"] = {"state": v.state, "principal": v.principal, "reason": v.reason, "fails": bad}
         payload["passed"] = payload.get("passed", True) and not bad
     emit(args, lines, payload)
-    for b, g in zip(args.bundles, grades, strict=True):
-        if not g.passed(args.stage):
-            _report_unreadable(b, cfg)
+    for b, (g, jline, found) in zip(args.bundles, graded, strict=True):
+        if not g.passed(args.stage) or (jline and jline[1]):
+            _report_unreadable(b, cfg, found.reason if found.state == "invalid" else None)
     return EXIT_OK if ok else EXIT_CHECK_FAILED
 
 
-def _grade(cfg: Config, catalog: Catalog, path: Path, stage: str) -> tuple[Grade, tuple[str, bool] | None]:
+def _grade(cfg: Config, catalog: Catalog, path: Path, stage: str) -> tuple[Grade, tuple[str, bool] | None, Any]:
     """The grade, counting only judgments that verify (grading/judgments.py), and the judgments line when a
     judgments.json is ignored (with whether it fails: under evals.signatures = "require" and at release)."""
     from skill_eval.content import trust
@@ -89,9 +89,9 @@ def _grade(cfg: Config, catalog: Catalog, path: Path, stage: str) -> tuple[Grade
     golden = path.resolve().is_relative_to((cfg.evals_dir / GOLDEN_DIR).resolve())
     g, found = judgments.graded(path, catalog, regrade.signers_of(cfg), fixture=golden)
     if not found.ignored:
-        return g, None
+        return g, None, found
     fails = trust.policy(cfg).signatures == "require" or stage == "release"
-    return g, (f"  judgments: IGNORED — {found.reason}" + (" (fails: signatures required)" if fails else ""), fails)
+    return g, (f"  judgments: IGNORED — {found.reason}" + (" (fails: signatures required)" if fails else ""), fails), found
 
 
 def _seal(cfg: Config, path: Path, stage: str) -> tuple[str, bool, Any]:
@@ -116,12 +116,14 @@ def _seal(cfg: Config, path: Path, stage: str) -> tuple[str, bool, Any]:
     return f"  seal: UNSIGNED{note}{f' (fails: {why})' if why else ''}", why is not None, v
 
 
-def _report_unreadable(path: Path, cfg: Config) -> None:
+def _report_unreadable(path: Path, cfg: Config, judgments: str | None = None) -> None:
     """One stderr line per failing bundle whose files could not be read strictly, naming the
-    first such file: the grade (stdout) says which checks that poisons, stderr says what to fix."""
+    first such file: the grade (stdout) says which checks that poisons, stderr says what to fix.
+    `judgments`: why its judgments.json could not be read (grading/judgments.py), if so."""
     from skill_eval.grading import bundle as bundle_mod
 
-    problems = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes).problems
+    problems: list[Any] = [*bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes).problems,
+                           *([judgments] if judgments else [])]
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         first = " ".join(str(problems[0]).split())
