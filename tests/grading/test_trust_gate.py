@@ -143,3 +143,14 @@ def test_a_flipped_bit_in_seal_sig_is_forged_exit_1_never_an_internal_error(bran
     assert main(["evidence", "--root", str(branch), "--json"]) == 1
     errors = json.loads(capsys.readouterr().out)["errors"]
     assert [e for e in errors if e.startswith(f"forged: evidence/{rel}: seal.sig does not verify")], errors
+
+
+def test_ci_with_no_base_is_exit_2_naming_the_fetch(branch: Path, capsys, monkeypatch: pytest.MonkeyPatch):
+    repo = branch.parents[1]
+    git(repo, "checkout", "-q", "--detach")
+    git(repo, "branch", "-q", "-D", "main", "feature")
+    monkeypatch.setenv("CI", "true")
+    capsys.readouterr()
+    assert main(["pr", "--root", str(branch), "--only", "evidence"]) == 2
+    err = capsys.readouterr().err
+    assert "no base to read the trust policy from" in err and "git fetch" in err, err

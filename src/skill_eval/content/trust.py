@@ -176,7 +176,7 @@ def changes(policy: Policy, cfg: Config, work: Settings) -> list[str]:
     removed = sorted(set(base.release_sources) - set(work.release_sources))
     out += [f"evals.release_sources admits {s} (loosened)" for s in added]
     out += [f"evals.release_sources drops {s}" for s in removed]
-    path = cfg.root / work.allowed_signers
+    path = cfg.allowed_signers_path  # the work tree's file: compared, never trusted
     try:
         mine = seal.load_allowed_signers(path) if path.is_file() else []
     except SkillEvalError as exc:
