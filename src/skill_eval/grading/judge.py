@@ -37,7 +37,7 @@ from skill_eval import __version__
 from skill_eval.content.config import Config
 from skill_eval.content.evals import Rubric, Scenario
 from skill_eval.core import formats, hashing, schemas, strict
-from skill_eval.core.errors import SkillEvalError, message_of
+from skill_eval.core.errors import InputError, SkillEvalError, message_of
 from skill_eval.grading import agreement
 
 JUDGED = (4, 5)
@@ -197,19 +197,18 @@ def judge_one(ep: Endpoint, rubric: Rubric, dim: int, scenario: Scenario, truth:
 def append(bundle: Path, entries: list[dict[str, Any]], key: Path | None = None) -> None:
     """Add entries to bundle/judgments.json (atomic; existing entries are kept — replay takes the latest),
     then re-sign the file with `key` (grading/judgments.py; None: unsigned, so no gate counts it)."""
-    path = bundle / "judgments.json"
-    if path.exists():
-        doc = formats.upgrade(strict.load_json(path), "judgments", path)
-        schemas.validate(doc, "judgments", path)
-    else:
-        doc = {"schema_version": formats.FORMATS["judgments"], "judgments": []}
+    from skill_eval.grading import judgments
+
+    path = bundle / judgments.JUDGMENTS
+    found = judgments.read_judgments(bundle, (), fixture=True)  # the one parser; the writer extends what is there
+    if found.state == "invalid":
+        raise InputError(found.reason or "cannot be read", source=path, fix="move the broken file away, then judge again")
+    doc = found.doc or {"schema_version": formats.FORMATS["judgments"], "judgments": []}
     doc["judgments"] = [*doc["judgments"], *entries]
     schemas.validate(doc, "judgments", path)
     tmp = path.with_name(f".judgments.json.{os.getpid()}")
     tmp.write_text(strict.dumps_json(doc))
     os.replace(tmp, path)
-    from skill_eval.grading import judgments
-
     judgments.sign(bundle, key)
 
 
