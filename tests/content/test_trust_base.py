@@ -149,3 +149,19 @@ def test_outside_a_repository_nothing_is_trusted(tmp_path: Path):
     shutil.copy2(REPO / HOST / "agent-evals/skills/allowed_signers", tmp_path / "agent-evals/skills/allowed_signers")
     pol = trust.load(config.load(tmp_path), None, {"CI": "true", "GIT_CEILING_DIRECTORIES": str(tmp_path.parent)})
     assert pol.base is None and pol.signers == () and pol.signatures == "require"
+
+
+def test_every_edit_of_allowed_signers_is_named(sub_host: Path, tmp_path: Path):
+    """principals added or removed, validity or namespaces changed: one finding each."""
+    repo = sub_host.parents[1]
+    signers = sub_host / "agent-evals/skills/allowed_signers"
+    extra = keyline(tmp_path, "carol")
+    signers.write_text(signers.read_text() + extra + "\n")
+    git(repo, "commit", "-qam", "carol")
+    git(repo, "checkout", "-q", "-b", "feature")
+    text = signers.read_text().replace('valid-after="20261203Z"', 'valid-after="20200101Z"')
+    signers.write_text("\n".join(line for line in text.splitlines() if "carol" not in line) + "\n")
+    findings = trust.load(config.load(sub_host), None, NO_CI).findings
+    assert any(f.startswith("allowed_signers removes carol@example.invalid") for f in findings), findings
+    assert any(f.startswith("allowed_signers changes founders@skill-eval") and "valid after 2020-01-01" in f
+               for f in findings), findings

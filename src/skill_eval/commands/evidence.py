@@ -96,6 +96,7 @@ def seal_lines(r: Any) -> list[str]:
     if r.unsigned:
         lines.append(f"  UNSIGNED: {r.unsigned} bundle(s) carry no seal (evals.signatures = \"warn\"): nothing proves "
                      "the runner made them (docs/SIGNING.md)")
+    lines += [f"  IGNORED {line}" for line in getattr(r, "ignored_judgments", ())]  # named, never counted (warn)
     return lines
 
 
@@ -142,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
                                 ["evidence: ok" if r.passed else f"evidence: {len(r.errors)} problem(s)"])
     payload = {"passed": r.passed, "suite": r.suite, "stage": r.stage, "expected": r.expected, "found": r.found,
                "errors": r.errors, "pending": r.pending, "unsigned": r.unsigned, "signers": r.signers, "trust": trust_info,
+               "ignored_judgments": r.ignored_judgments,
                # built only for --json: text output never shows it, and it is O(bundles) in memory
                "grades": [g.to_json(r.stage) for g in r.grades] if args.json else []}
     if getattr(args, "merge_report", None) is not None:

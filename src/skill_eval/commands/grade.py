@@ -64,12 +64,15 @@ def run(args: argparse.Namespace) -> int:
     if len(grades) > 1:
         lines.append(f"{sum(g.passed(args.stage) for g in grades)}/{len(grades)} bundles pass ({args.stage} gate)")
         payload = {"passed": ok, "stage": args.stage, "bundles": [g.to_json(args.stage) for g in grades]}
-        for entry, (_line, bad, v) in zip(payload["bundles"], seals, strict=True):
+        for entry, (_line, bad, v), (_g, _j, found) in zip(payload["bundles"], seals, graded, strict=True):
             entry["seal"] = {"state": v.state, "principal": v.principal, "reason": v.reason, "fails": bad}
+            entry["judgments"] = {"state": found.state, "principal": found.principal, "reason": found.reason}
     else:
         payload = grades[0].to_json(args.stage)
         _line, bad, v = seals[0]
         payload["seal"] = {"state": v.state, "principal": v.principal, "reason": v.reason, "fails": bad}
+        found = graded[0][2]
+        payload["judgments"] = {"state": found.state, "principal": found.principal, "reason": found.reason}
         payload["passed"] = payload.get("passed", True) and not bad
     emit(args, lines, payload)
     for b, (g, jline, found) in zip(args.bundles, graded, strict=True):
