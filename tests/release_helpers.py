@@ -23,6 +23,7 @@ from conftest import git, git_commit_all, write
 from skill_eval.content import config, freshness
 from skill_eval.core import outcomes, seal
 from skill_eval.core.formats import FORMATS
+from skill_eval.grading import judgments as judgments_mod
 from skill_eval.grading.golden import RecordedCall, RecordedOutput, envelope, write_bundle
 
 SCENARIOS = """\
@@ -124,4 +125,5 @@ def record_run(cfg: config.Config, scenario: str, arm: str, k: int, *, isolation
     for name in (seal.SEAL, seal.SIG):  # a bundle written again over an earlier one is sealed again
         (out / name).unlink(missing_ok=True)
     seal.seal_tree(out, "/".join(out.parts[-5:]), meta, signing_key()[0])  # as the runner seals what it records
+    judgments_mod.sign(out, signing_key()[0] if judged else None)  # as `skill-eval judge` binds what it appends
     return out

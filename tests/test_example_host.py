@@ -32,11 +32,13 @@ ASSERTION = "fragment-found-by-ci-check"
 @pytest.fixture
 def example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, test_signing_key: tuple[Path, str]) -> Path:
     """A copy of the example host; what a test records in it is signed by the tests' key, which it allows."""
-    from conftest import allow_test_key
+    from conftest import allow_test_key, git, git_commit_all
 
     dest = tmp_path / "towncrier-notes"
     shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns(".cache", "__pycache__"))
     allow_test_key(dest, test_signing_key[1])
+    git(dest, "init", "-q")  # the trust policy is read from the base's git objects (content/trust.py)
+    git_commit_all(dest, "the example host")
     monkeypatch.setenv("SKILL_EVAL_SIGNING_KEY", str(test_signing_key[0]))
     return dest
 

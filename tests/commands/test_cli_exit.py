@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import copy_host
+from conftest import copy_host, git, git_commit_all
 
 from skill_eval import cli
 
@@ -72,6 +72,9 @@ def hosts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         out[name] = copy_host(tmp_path_factory.mktemp(name))
     with (out["stale"] / "skills-src" / "abi-release-matrix" / "SKILL.md").open("a") as fh:
         fh.write("\nOne more line: every bundle of this skill is stale now.\n")
+    for name in ("fresh", "stale"):  # the trust policy is read from the base's git objects (content/trust.py)
+        git(out[name], "init", "-q")
+        git_commit_all(out[name], "host")
     out["none"] = tmp_path_factory.mktemp("none")
     return out
 

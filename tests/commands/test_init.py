@@ -40,3 +40,21 @@ def test_init_keeps_existing_files(tmp_path, capsys):
 def test_init_requires_git(tmp_path, capsys):
     assert main(["init", str(tmp_path)]) == 2
     assert "not inside a git repository" in capsys.readouterr().err
+
+
+def test_init_writes_a_codeowners_entry_for_the_trust_files(tmp_path, capsys):
+    """issue 34 item 10: the trust files (allowed_signers, the config, the gate's sessions, workflows and pin)
+    need a code owner's review; an existing CODEOWNERS is appended to, once."""
+    repo = tmp_path / "host"
+    (repo / ".github").mkdir(parents=True)
+    (repo / ".github/CODEOWNERS").write_text("* @someone\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert main(["init", str(repo)]) == 0
+    text = (repo / ".github/CODEOWNERS").read_text()
+    assert text.startswith("* @someone\n")
+    for path in ("/agent-evals/skills/allowed_signers ", "/skill-eval.toml ", "/noxfile.py ", "/.github/workflows/ ",
+                 "/pyproject.toml "):
+        assert path in text, path
+    assert "replace @your-org/skill-eval-maintainers" in capsys.readouterr().out
+    assert main(["init", str(repo), "--force"]) == 0
+    assert (repo / ".github/CODEOWNERS").read_text() == text  # not appended twice

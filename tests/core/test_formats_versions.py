@@ -74,8 +74,12 @@ def test_v1_judgments_read(tmp_path):
     root = tmp_path / "b"
     shutil.copytree(V1 / "bundles/behavioral", root)
     shutil.copy(V1 / "judgments.json", root / "judgments.json")
-    b = bundle.load(root)
-    assert b.problems == [] and {j["dimension"] for j in b.judgments["judgments"]} == {4, 5}
+    from skill_eval.grading import judgments
+
+    found = judgments.read_judgments(root, (), fixture=True)  # the one reader of judgments.json
+    assert found.state == "fixture" and {j["dimension"] for j in found.doc["judgments"]} == {4, 5}
+    assert {j["judge_source"] for j in found.doc["judgments"]} == {"unrecorded"}
+    assert judgments.read_judgments(root, ()).state == "unsigned"  # as evidence: nothing binds it
 
 
 def test_v1_bundle_grades_through_the_cli(repo_copy, tmp_path, capsys):

@@ -7,11 +7,11 @@ import socket
 from pathlib import Path
 
 import pytest
-from release_helpers import record_run, setup_host
+from release_helpers import record_run, setup_host, signing_key
 
 from skill_eval import cli
 from skill_eval.content.evals import load_rubric, load_scenarios
-from skill_eval.core import hashing
+from skill_eval.core import hashing, seal
 from skill_eval.grading import judge as judge_mod
 from skill_eval.harness.modelserver import load_script, start_server
 
@@ -19,7 +19,8 @@ DATA = Path(__file__).parents[1] / "data" / "judge"
 
 
 @pytest.fixture
-def bundle(mini_repo):
+def bundle(mini_repo, monkeypatch):
+    monkeypatch.setenv(seal.KEY_ENV, str(signing_key()[0]))  # the judge signs what it appends (grading/judgments.py)
     cfg = setup_host(mini_repo)
     return cfg, record_run(cfg, "alpha-break", "skill-agent", 0, judged=False)
 

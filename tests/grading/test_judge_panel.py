@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from openai_stub import Stub, replay
-from release_helpers import record_run, rubric_version, setup_host
+from release_helpers import record_run, rubric_version, setup_host, signing_key
 
 from skill_eval import cli
-from skill_eval.core import formats, schemas, strict
+from skill_eval.core import formats, schemas, seal, strict
 from skill_eval.grading import agreement
 from skill_eval.grading import judge as judge_mod
 from skill_eval.grading.graders import judged
@@ -30,7 +30,8 @@ def verdicts(*scores: float) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def host(mini_repo):
+def host(mini_repo, monkeypatch):
+    monkeypatch.setenv(seal.KEY_ENV, str(signing_key()[0]))  # the judge signs what it appends (grading/judgments.py)
     cfg = setup_host(mini_repo)
     return cfg, [record_run(cfg, "alpha-break", "skill-agent", 0, judged=False),
                  record_run(cfg, "beta-same", "skill-agent", 0, judged=False)]
@@ -80,7 +81,7 @@ def test_an_agreeing_panel_writes_one_entry_per_item_with_its_agreement(host, ca
     assert out["agreement"]["4"] == {"statistic": "cohen", "kappa": None, "items": 2, "floor": 0.6}  # both 1: no variation
     assert out["agreement"]["5"]["kappa"] == pytest.approx(1.0)
     doc = json.loads((bundles[1] / "judgments.json").read_text())
-    assert doc["schema_version"] == formats.FORMATS["judgments"] == 2
+    assert doc["schema_version"] == formats.FORMATS["judgments"] == 3
     d5 = [e for e in doc["judgments"] if e["dimension"] == 5][0]
     assert d5["judge_model"] == "judge-0 + judge-1" and [p["judge_model"] for p in d5["panel"]] == ["judge-0", "judge-1"]
     assert d5["passed"] is False and d5["score"] == 0 and "needs_human_review" not in d5
@@ -155,12 +156,14 @@ def test_a_malformed_panel_is_a_usage_error(host, flags, capsys):
 def test_a_version_1_file_is_read_and_extended(host, tmp_path):
     cfg, bundles = host
     old = strict.load_json(DATA / "judgments-v1.json")
-    up = formats.upgrade(old, "judgments", "judgments-v1.json")
+    up = formats.upgrade(json.loads(json.dumps(old)), "judgments", "judgments-v1.json")  # upgraded in place: a copy
     schemas.validate(up, "judgments", "judgments-v1.json")
-    assert up["schema_version"] == 2 and up["judgments"] == old["judgments"]
+    assert up["schema_version"] == 3 and [{k: v for k, v in e.items() if k != "judge_source"} for e in up["judgments"]] == old["judgments"]
+    assert {e["judge_source"] for e in up["judgments"]} == {"unrecorded"}  # v3: where the judge ran, unknown for older entries
     shutil.copy(DATA / "judgments-v1.json", bundles[0] / "judgments.json")
     with Stub(replay(verdicts(1, 1))) as a, Stub(replay(verdicts(1, 1))) as b:
         assert judge(cfg, bundles[:1], a, b) == 0
     doc = json.loads((bundles[0] / "judgments.json").read_text())
-    assert doc["schema_version"] == 2 and doc["judgments"][0] == old["judgments"][0] and len(doc["judgments"]) == 3
+    assert doc["schema_version"] == 3 and doc["judgments"][0] == dict(old["judgments"][0], judge_source="unrecorded")
+    assert len(doc["judgments"]) == 3
     assert judge_mod.panel_name([judge_mod.Endpoint("u", "scripted:a"), judge_mod.Endpoint("u", "b")]).startswith("scripted:")

@@ -99,8 +99,13 @@ def test_unsigned_and_unknown_signers_fail_under_require(repo_copy: Path, capsys
 
 
 def test_the_warn_policy_counts_and_labels_unsigned_bundles(repo_copy: Path, capsys, monkeypatch):
+    """`warn` in force at the base (content/trust.py) with no key there yet: every bundle counts as unsigned."""
+    from conftest import git_commit_all
+
     cfg = repo_copy / "skill-eval.toml"
     cfg.write_text(cfg.read_text().replace('signatures = "require"', 'signatures = "warn"'))
+    (repo_copy / "agent-evals/skills/allowed_signers").unlink()
+    git_commit_all(repo_copy, "no trust root yet, warn")
     monkeypatch.delenv(seal.KEY_ENV)
     record(repo_copy, "unsigned")
     capsys.readouterr()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 from collections.abc import Callable
 
@@ -11,8 +12,10 @@ from skill_eval.content.config import Config
 
 
 def load_config(args: argparse.Namespace) -> Config:
-    """The one way a command reads the host configuration (honours --root)."""
-    return config.load(getattr(args, "root", None))
+    """The one way a command reads the host configuration (honours --root, and --base where declared)."""
+    cfg = config.load(getattr(args, "root", None))
+    base = getattr(args, "trust_base", None) or getattr(args, "base", None)  # trust_base: pr's steps
+    return dataclasses.replace(cfg, base_ref=base) if isinstance(base, str) and base else cfg
 
 
 def bounded_int(low: int, high: int) -> Callable[[str], int]:

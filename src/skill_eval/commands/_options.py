@@ -162,10 +162,17 @@ def flag_or_config(flag: T | None, configured: T) -> T:
 
 # -- shared flags ----------------------------------------------------------------------------------------
 
-def add_base_argument(p: argparse.ArgumentParser,
-                      help: str = "git ref whose pack the moved digests are computed against") -> None:
-    """`--base REF`: the git ref a change is measured from (the digests that moved since it)."""
-    p.add_argument("--base", default=None, metavar="REF", help=help)
+TRUST_BASE_HELP = ("git ref the trust policy is read from (default: SKILL_EVAL_BASE, the pull request's target, "
+                   "origin's default branch, then local main/master; docs/SIGNING.md)")
+
+
+def add_base_argument(p: argparse.ArgumentParser, help: str | None = None, also: str = "") -> None:
+    """`--base REF`, declared once: the commit the trust policy (allowed_signers, evals.signatures,
+    release_sources) is read from (`load_config` sets `cfg.base_ref` from it), and for the commands that
+    select by change (`run`, `select`, `evidence`) the ref the moved digests are computed against.
+    `help` replaces the text; `also` adds what else the command uses it for."""
+    text = help or TRUST_BASE_HELP + (f"; {also}" if also else "")
+    p.add_argument("--base", default=None, metavar="REF", help=text)
 
 
 def nonempty(text: str) -> str:

@@ -15,7 +15,7 @@ from skill_eval.content.config import Config
 from skill_eval.core.errors import EXIT_OK
 from skill_eval.core.output import emit
 from skill_eval.grading import baselines, evidence, gates
-from skill_eval.grading.graders import ZERO_TOLERANCE_DEFAULT, Catalog, Grade, grade_bundle
+from skill_eval.grading.graders import ZERO_TOLERANCE_DEFAULT, Catalog, Grade
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,7 +33,11 @@ def _grades(cfg: Config) -> tuple[list[Grade], Catalog]:
     catalog = Catalog(cfg)
     found, _ = evidence.scan(cfg)
     # A/A calibration runs (run --aa) are a second sample of the same slots: never part of a baseline
-    return [grade_bundle(f.path, catalog) for f in found if f.meta is not None and not evidence.is_aa(f.rel)], catalog
+    from skill_eval.grading import judgments, regrade
+
+    signers = regrade.signers_of(cfg)  # only judgments that verify count (grading/judgments.py)
+    return [judgments.graded(f.path, catalog, signers)[0] for f in found
+            if f.meta is not None and not evidence.is_aa(f.rel)], catalog
 
 
 def run(args: argparse.Namespace) -> int:

@@ -54,7 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def add_gate_arguments(p: argparse.ArgumentParser) -> None:
     """What the gate demands (`check`, and `merge`, which runs the gate on the merged evidence)."""
     p.add_argument("--suite", choices=("risk", "full"), default="risk", help="expected set to demand (default: risk)")
-    add_base_argument(p)
+    add_base_argument(p, also="and the pack the moved digests are computed against (without it: every skill's suite)")
     p.add_argument("--stage", choices=STAGES, default="merge", help="release also gates 4/5 and accepts no pending entries")
     p.add_argument("--verbose", action="store_true", help="list every stale/missing bundle, not only the per-skill summary")
 
@@ -112,7 +112,20 @@ def seal_lines(r: Any) -> list[str]:
     if r.unsigned:
         lines.append(f"  UNSIGNED: {r.unsigned} bundle(s) carry no seal (evals.signatures = \"warn\"): nothing proves "
                      "the runner made them (docs/SIGNING.md)")
+    lines += [f"  IGNORED {line}" for line in getattr(r, "ignored_judgments", ())]  # named, never counted (warn)
     return lines
+
+
+def trust_lines(cfg: Config, lines: list[str]) -> dict[str, Any]:
+    """Where the trust policy came from, and every edit of it the change makes (in force once merged)."""
+    from skill_eval.content import trust
+
+    pol = trust.policy(cfg)
+    lines.append(f"  trust policy from {pol.label}: signatures = {pol.signatures!r}, "
+                 f"{len(pol.signers)} allowed signer(s)" + ("" if pol.signers else f" — {pol.no_root_reason()}"))
+    lines += [f"  TRUST CHANGE (takes effect once merged, not in this check): {f}" for f in pol.findings]
+    return {"base": pol.base.ref if pol.base else None, "commit": pol.base.commit if pol.base else None,
+            "label": pol.label, "signatures": pol.signatures, "signers": len(pol.signers), "findings": list(pol.findings)}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -134,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
     r = evidence.check(cfg, args.suite, args.base, args.stage, keep_reasons=args.json)
     lines = [f"evidence: {r.found} bundle(s) found, {r.expected} expected ({r.suite} suite, {r.stage} stage)"]
     lines += seal_lines(r)
+    trust_info = trust_lines(cfg, lines)
     if r.pending:
         bar = "!" * 72
         lines += [bar, f"!! {len(r.pending)} expected item(s) have NO evidence yet (evidence-pending.yaml) "
@@ -144,7 +158,8 @@ def run(args: argparse.Namespace) -> int:
     out_lines = itertools.chain(lines, summarise(r.errors, args.verbose), graded(r.grades, args.verbose),
                                 ["evidence: ok" if r.passed else f"evidence: {len(r.errors)} problem(s)"])
     payload = {"passed": r.passed, "suite": r.suite, "stage": r.stage, "expected": r.expected, "found": r.found,
-               "errors": r.errors, "pending": r.pending, "unsigned": r.unsigned, "signers": r.signers,
+               "errors": r.errors, "pending": r.pending, "unsigned": r.unsigned, "signers": r.signers, "trust": trust_info,
+               "ignored_judgments": r.ignored_judgments,
                # built only for --json: text output never shows it, and it is O(bundles) in memory
                "grades": [g.to_json(r.stage) for g in r.grades] if args.json else []}
     if getattr(args, "merge_report", None) is not None:

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from skill_eval.commands._common import load_config
+from skill_eval.commands._options import add_base_argument
 from skill_eval.content.config import Config
 from skill_eval.core.errors import EXIT_CHECK_FAILED, EXIT_OK, InputError
 from skill_eval.core.output import emit
-from skill_eval.grading.graders import STAGES, Catalog, Grade, grade_bundle
+from skill_eval.grading.graders import STAGES, Catalog, Grade
 
 FAST_EXIT = True  # nothing left for the interpreter's teardown once run returns (cli.exit_now)
 
@@ -28,6 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("bundles", nargs="+", type=Path, metavar="BUNDLE", help="bundle directories (each holds meta.json)")
     p.add_argument("--stage", choices=STAGES, default="merge",
                    help="merge: gate on 1,2,3,6 (+oracles); release: also 4,5, with 'not judged' incomplete")
+    add_base_argument(p)
 
 
 def describe(g: Grade, stage: str) -> list[str]:
@@ -50,26 +52,48 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("no such bundle directory", source=b)
     cfg = load_config(args)
     catalog = Catalog(cfg)
-    grades = [grade_bundle(b, catalog) for b in args.bundles]
+    graded = [_grade(cfg, catalog, b, args.stage) for b in args.bundles]
+    grades = [g for g, _line, _found in graded]
     seals = [_seal(cfg, b, args.stage) for b in args.bundles]
+    seals = [(f"{line}\n{jline[0]}" if jline else line, bad or bool(jline and jline[1]), v)
+             for (line, bad, v), (_g, jline, _found) in zip(seals, graded, strict=True)]
     ok = all(g.passed(args.stage) for g in grades) and not any(bad for _line, bad, _v in seals)
     lines = [line for g, (seal_line, _bad, _v) in zip(grades, seals, strict=True)
              for line in [*describe(g, args.stage), seal_line]]
     if len(grades) > 1:
         lines.append(f"{sum(g.passed(args.stage) for g in grades)}/{len(grades)} bundles pass ({args.stage} gate)")
         payload = {"passed": ok, "stage": args.stage, "bundles": [g.to_json(args.stage) for g in grades]}
-        for entry, (_line, bad, v) in zip(payload["bundles"], seals, strict=True):
+        for entry, (_line, bad, v), (_g, _j, found) in zip(payload["bundles"], seals, graded, strict=True):
             entry["seal"] = {"state": v.state, "principal": v.principal, "reason": v.reason, "fails": bad}
+            entry["judgments"] = {"state": found.state, "principal": found.principal, "reason": found.reason}
     else:
         payload = grades[0].to_json(args.stage)
         _line, bad, v = seals[0]
         payload["seal"] = {"state": v.state, "principal": v.principal, "reason": v.reason, "fails": bad}
+        found = graded[0][2]
+        payload["judgments"] = {"state": found.state, "principal": found.principal, "reason": found.reason}
         payload["passed"] = payload.get("passed", True) and not bad
     emit(args, lines, payload)
-    for b, g in zip(args.bundles, grades, strict=True):
-        if not g.passed(args.stage):
-            _report_unreadable(b, cfg)
+    for b, (g, jline, found) in zip(args.bundles, graded, strict=True):
+        if not g.passed(args.stage) or (jline and jline[1]):
+            _report_unreadable(b, cfg, found.reason if found.state == "invalid" else None)
     return EXIT_OK if ok else EXIT_CHECK_FAILED
+
+
+def _grade(cfg: Config, catalog: Catalog, path: Path, stage: str) -> tuple[Grade, tuple[str, bool] | None, Any]:
+    """The grade, counting only judgments that verify (grading/judgments.py), and the judgments line when a
+    judgments.json is ignored (with whether it fails: under evals.signatures = "require" and at release)."""
+    from skill_eval.content import trust
+    from skill_eval.content.evals import GOLDEN_DIR
+    from skill_eval.grading import judgments, regrade
+
+    # the golden corpus (hand-written bundles that test the graders, never evidence) keeps its fixture judgments
+    golden = path.resolve().is_relative_to((cfg.evals_dir / GOLDEN_DIR).resolve())
+    g, found = judgments.graded(path, catalog, regrade.signers_of(cfg), fixture=golden)
+    if not found.ignored:
+        return g, None, found
+    fails = trust.policy(cfg).signatures == "require" or stage == "release"
+    return g, (f"  judgments: IGNORED — {found.reason}" + (" (fails: signatures required)" if fails else ""), fails), found
 
 
 def _seal(cfg: Config, path: Path, stage: str) -> tuple[str, bool, Any]:
@@ -87,16 +111,21 @@ def _seal(cfg: Config, path: Path, stage: str) -> tuple[str, bool, Any]:
         return f"  seal: signed by {v.principal}", False, v
     if v.state == "invalid":
         return f"  seal: FORGED — {v.reason}", True, v
-    bad = committed and (cfg.signatures == "require" or stage == "release")
-    return f"  seal: UNSIGNED{' (fails: signatures required)' if bad else ''}", bad, v
+    from skill_eval.content import trust
+
+    why = trust.policy(cfg).unsigned_problem(rel, stage, v.reason) if committed else None
+    note = f" ({v.reason})" if v.reason else ""
+    return f"  seal: UNSIGNED{note}{f' (fails: {why})' if why else ''}", why is not None, v
 
 
-def _report_unreadable(path: Path, cfg: Config) -> None:
+def _report_unreadable(path: Path, cfg: Config, judgments: str | None = None) -> None:
     """One stderr line per failing bundle whose files could not be read strictly, naming the
-    first such file: the grade (stdout) says which checks that poisons, stderr says what to fix."""
+    first such file: the grade (stdout) says which checks that poisons, stderr says what to fix.
+    `judgments`: why its judgments.json could not be read (grading/judgments.py), if so."""
     from skill_eval.grading import bundle as bundle_mod
 
-    problems = bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes).problems
+    problems: list[Any] = [*bundle_mod.load(path, max_bytes=cfg.max_bundle_file_bytes).problems,
+                           *([judgments] if judgments else [])]
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         first = " ".join(str(problems[0]).split())

@@ -25,8 +25,8 @@ import json
 import os
 import posixpath
 import re
-import subprocess
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -411,6 +411,7 @@ def plan(root: Path, source: str | list[str] | None, published: list[str] | None
                      "add the two skill-eval hooks under `repos:` by hand (see `skill-eval init --dry-run --json`)")
     else:
         add(".pre-commit-config.yaml", snippets["pre-commit-snippet.yaml"], "skill-eval", header="repos:\n")
+    _codeowners(root, add, notes)
     if example:
         ex = TEMPLATES / "example"
         files.append((f"{src}/example-skill/SKILL.md", "create", (ex / "SKILL.md").read_bytes()))
@@ -422,6 +423,29 @@ def plan(root: Path, source: str | list[str] | None, published: list[str] | None
                       corpus_template.render(root, [s for s, _ in chosen]).encode()))
     return Plan(src, pub, found, notes, [f for f in files if not (f[1] == "create" and (root / f[0]).exists())], example,
                 chosen, mode, why)
+
+
+CODEOWNER = "@your-org/skill-eval-maintainers"  # a placeholder the adopter replaces (init's note says so)
+
+
+def codeowners(prefix: str = "") -> str:
+    """The CODEOWNERS entry for the trust files (issue 34 item 10): written by init at the repository root's
+    .github/CODEOWNERS (`prefix`: the host's folder inside the repository, '' at the top)."""
+    return (TEMPLATES / "CODEOWNERS-snippet.txt").read_text(encoding="utf-8").format(
+        owner=CODEOWNER, prefix=prefix, evals_root=EVALS_ROOT)
+
+
+def _codeowners(root: Path, add: Callable[[str, str, str], None], notes: list[str]) -> None:
+    """Add the CODEOWNERS entry at the repository's top; a host in a subfolder gets a note instead."""
+    from skill_eval.core import gitrepo
+
+    prefix = gitrepo.prefix(root) or ""
+    if prefix:
+        notes.append(f"the host is in a subfolder ({prefix}): give the repository's .github/CODEOWNERS the entry for "
+                     "skill-eval's trust files (docs/SIGNING.md, \"The gate's own configuration\")")
+        return
+    add(".github/CODEOWNERS", codeowners(), "skill-eval's trust files")
+    notes.append(f".github/CODEOWNERS: replace {CODEOWNER} with your maintainers")
 
 
 def _repos_last(path: Path) -> bool:
@@ -443,8 +467,10 @@ def run(args: argparse.Namespace) -> int:
     root: Path = args.path.resolve()
     if not root.is_dir():
         raise ConfigError(f"{root} is not a directory", fix="create the repository first (git init)")
-    probe = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=False)
-    if probe.returncode != 0 and not args.dry_run:  # a dry run writes nothing: it may look at any folder first
+    from skill_eval.core import gitrepo
+
+    in_git = gitrepo.prefix(root) is not None
+    if not in_git and not args.dry_run:  # a dry run writes nothing: it may look at any folder first
         raise ConfigError(f"{root} is not inside a git repository", fix=f"run `git init {root}` first")
     if (root / config.CONFIG_NAME).exists() and not args.force:
         raise ConfigError(f"{root / config.CONFIG_NAME} already exists", fix="pass --force to add missing files only")
@@ -459,7 +485,7 @@ def run(args: argparse.Namespace) -> int:
                           fix="move the skill into a folder of its own (e.g. skills/<name>/), then run init again; or pass "
                               "--source DIR naming a folder of skill folders")
     p = plan(root, args.source, args.published)
-    if probe.returncode != 0:
+    if not in_git:
         p.notes.append(f"{root} is not a git repository yet: run `git init` there before adopting (a dry run only looks)")
     all_pub = [d for _, ps in p.sources for d in ps]
     for tree in (*(s for s, _ in p.sources), *all_pub):  # a configured tree that is a symlink leaving the repository is refused

@@ -35,7 +35,7 @@ from skill_eval.commands._options import add_judge_arguments, flag_or_config
 from skill_eval.content import config
 from skill_eval.core.errors import ConfigError
 from skill_eval.core.output import emit
-from skill_eval.grading import evidence
+from skill_eval.grading import evidence, regrade
 from skill_eval.grading import judge as judge_mod
 from skill_eval.grading.graders import Catalog
 
@@ -55,7 +55,7 @@ def _targets(cfg: config.Config, args: argparse.Namespace, catalog: Catalog, dim
     version = catalog.rubric.version if catalog.rubric else None
     found, _ = evidence.scan(cfg)
     return [f.path for f in found if f.meta is not None and f.meta.get("kind") == "behavioral"
-            and (args.rejudge or judge_mod.needs_judging(f.path, version, dims))]
+            and (args.rejudge or judge_mod.needs_judging(f.path, version, dims, regrade.signers_of(cfg)))]
 
 
 KAPPA_FLOOR_DEFAULT = 0.6
@@ -138,6 +138,11 @@ def run(args: argparse.Namespace) -> int:
     with panel(ps.base_urls, ps.models, ps.api_key_env, ps.model_servers) as eps:
         results, agree = judge_mod.judge_panel(cfg, catalog, eps, targets, dims, floor=ps.kappa_floor)
     lines, failed = report_lines(results, agree)
+    from skill_eval.core import seal
+
+    if seal.signing_key(repo=cfg.root) is None and any(r.entries for r in results):
+        lines.append(f"judge: {seal.KEY_ENV} is not set: judgments.json was written UNSIGNED, and no gate counts "
+                     "an unsigned judgment (docs/SIGNING.md)")
     review = [x for r in results for x in r.review]
     emit(args, lines, {"written": [{"bundle": str(r.bundle), "judgments": r.entries} for r in results if r.entries or not r.failures],
                        "failures": failed, "judges": [ep.model for ep in eps],

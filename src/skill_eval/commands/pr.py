@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from skill_eval.commands._ci_output import ci_format, emit_findings, results_of
 from skill_eval.commands._common import load_config
-from skill_eval.commands._options import defaults
+from skill_eval.commands._options import add_base_argument, defaults
 from skill_eval.core.errors import SkillEvalError
 
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="skip a step by name (e.g. surface when the subject is not installed); reported as skipped")
     p.add_argument("--only", action="append", default=[], metavar="STEP",
                    help="run only the named step(s); every other step is reported as skipped")
+    add_base_argument(p)
 
 
 def _step_names() -> list[str]:
@@ -160,7 +161,9 @@ def _security_status(report: str) -> str:
 
 def _namespace(module: ModuleType, base: argparse.Namespace, extra: dict[str, Any]) -> argparse.Namespace:
     fmt = getattr(base, "output_format", None) or ("json" if base.json else "text")
-    return defaults(module, root=base.root, output_format=fmt, **extra)
+    ns = defaults(module, root=base.root, output_format=fmt, **extra)
+    ns.trust_base = getattr(base, "base", None)  # pr --base: the trust policy's base only (steps select as always)
+    return ns
 
 
 def run(args: argparse.Namespace) -> int:
@@ -168,6 +171,10 @@ def run(args: argparse.Namespace) -> int:
 
     _validate_names(args)
     cfg = load_config(args)  # a broken config is a usage error for the whole profile (exit 2)
+    if not not_applicable(cfg, "evidence"):
+        from skill_eval.content import trust
+
+        trust.policy(cfg)  # no resolvable base under CI is a usage error too (exit 2), named before any step
     skip = {_canonical(n) for n in getattr(args, "skip", None) or []}
     only = {_canonical(n) for n in getattr(args, "only", None) or []}
     results: list[dict[str, Any]] = []

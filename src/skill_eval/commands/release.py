@@ -93,6 +93,12 @@ def _stage(args: argparse.Namespace) -> int:
     if judging and source != "session":
         raise InputError("--judge-* judges a release session's runs (with --run or --from-session)",
                          fix="judge the committed evidence with `skill-eval judge`, then stage it")
+    if judging:
+        from skill_eval.core import seal
+
+        if seal.signing_key(repo=cfg.root) is None:  # unsigned judgments would count for nothing (grading/judgments.py)
+            raise ConfigError(f"--judge-* signs the judgments it writes, and {seal.KEY_ENV} is not set",
+                              field=seal.KEY_ENV, fix="set it to your evidence signing key (docs/SIGNING.md)")
     judged: list[str] = []
     with contextlib.ExitStack() as stack:  # the judge's settings are checked before anything is recorded
         from skill_eval.commands.judge import panel, settings

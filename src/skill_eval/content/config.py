@@ -256,6 +256,8 @@ class Config:
     sources: tuple[SkillSource, ...] = ()
     suppressions: tuple[Suppression, ...] = ()
     l0_baseline: str = ""
+    # --base (commands/_options.add_base_argument): the commit the trust policy is read from (content/trust.py)
+    base_ref: str | None = None
 
     def cells(self, stage: str) -> tuple[str, ...]:
         """The matrix cells (agent/model labels) the evidence gate demands at a stage (merge -> pr);

@@ -15,11 +15,12 @@ from __future__ import annotations
 import subprocess
 
 from skill_eval.content.config import Config
+from skill_eval.core import gitrepo
 from skill_eval.core.errors import ConfigError
 
 
 def _git(cfg: Config, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", "-C", str(cfg.root), *args], capture_output=True, check=False)
+    return gitrepo.git(cfg.root, *args)  # the one reader of the repository's git
 
 
 def repo_prefix(cfg: Config) -> str:

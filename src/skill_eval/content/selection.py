@@ -44,10 +44,10 @@ class ExpectedBundle:
     k: int
 
 
-def _git(cfg: Config, *args: str) -> subprocess.CompletedProcess[str]:
-    import subprocess  # here: only --base needs git (and `subprocess` costs start-up)
+def _git(cfg: Config, *args: str) -> subprocess.CompletedProcess[bytes]:
+    from skill_eval.core import gitrepo  # the one reader of the repository's git
 
-    return subprocess.run(["git", "-C", str(cfg.root), *args], capture_output=True, text=True, check=False)
+    return gitrepo.git(cfg.root, *args)
 
 
 def moved_keys(cfg: Config, base: str, cur: Current) -> list[str]:
@@ -58,12 +58,10 @@ def moved_keys(cfg: Config, base: str, cur: Current) -> list[str]:
     shown = _git(cfg, "show", f"{base}:{rel}")
     if shown.returncode != 0:
         return sorted(cur.entries) + ["surface"]  # no pack at base: everything is new
-    old = pack.load_committed_text(cfg, shown.stdout, f"{base}:{rel}")
+    old = pack.load_committed_text(cfg, shown.stdout.decode("utf-8", "replace"), f"{base}:{rel}")
     moved = [k for k in sorted(set(old) | set(cur.entries)) if (old.get(k) and old[k].digest) != (cur.entries.get(k) and cur.entries[k].digest)]
     for f in cfg.subject.surface_files:
-        import subprocess
-
-        before = subprocess.run(["git", "-C", str(cfg.root), "show", f"{base}:{f}"], capture_output=True, check=False)
+        before = _git(cfg, "show", f"{base}:{f}")
         if before.returncode != 0 or before.stdout != (cfg.root / f).read_bytes():
             moved.append("surface")
             break

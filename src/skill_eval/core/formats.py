@@ -24,7 +24,8 @@ FORMATS: dict[str, int] = {
     "pack": 1,
     "baseline": 1,
     "evidence_pending": 1,
-    "judgments": 2,  # v2: judge panels (`panel`, `agreement`, `needs_human_review`), issue 28 item 4
+    "judgments": 3,  # v2: judge panels (`panel`, `agreement`, `needs_human_review`), issue 28 item 4; v3: `judge_source`
+    "judgments_seal": 1,  # the pair judgments.sig signs (grading/judgments.py), rebuilt by the reader
     "cli_surface": 1,
     "shim_config": 1,
     "release_stage": 1,  # release flow (DESIGN §10): sealed stage, worksheet, waiver, report
@@ -117,6 +118,16 @@ def _facts_1_to_2(record: dict[str, Any]) -> dict[str, Any]:
 @migration("judgments", 1)
 def _judgments_1_to_2(record: dict[str, Any]) -> dict[str, Any]:
     """v1 entries are single-judge verdicts: a v2 entry without `panel` means exactly that."""
+    return record
+
+
+@migration("judgments", 2)
+def _judgments_2_to_3(record: dict[str, Any]) -> dict[str, Any]:
+    """v2 entries did not record where their judge model was served: `unrecorded` says exactly that (a
+    release never counts such a judgment as a provider judge's, grading/judgments.py)."""
+    for entry in record.get("judgments") or []:
+        if isinstance(entry, dict):
+            entry.setdefault("judge_source", "unrecorded")
     return record
 
 

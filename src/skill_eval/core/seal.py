@@ -36,7 +36,8 @@ from skill_eval.core.errors import ConfigError, InputError, message_of
 
 NAMESPACE = "skill-eval-evidence"
 SEAL, SIG = "seal.json", "seal.sig"
-UNSEALED = frozenset({SEAL, SIG, "judgments.json"})  # the seal's own files, and the judge's later layer
+# the seal's own files, and the judge's later layer (bound by its own signature: grading/judgments.py)
+UNSEALED = frozenset({SEAL, SIG, "judgments.json", "judgments.sig"})
 SEAL_VERSION = formats.FORMATS["seal"]
 IDENTITY = ("kind", "arm", "run_id", "k", "skill", "scenario", "prompt_id", "model", "scripted", "isolation", "status")
 MAX_SIG_BYTES = 1 << 14
@@ -72,10 +73,10 @@ def signing_key(env: Mapping[str, str] | None = None, repo: Path | None = None) 
     return key
 
 
-def sign(data: bytes, key: Path) -> bytes:
+def sign(data: bytes, key: Path, namespace: str = NAMESPACE) -> bytes:
     """A detached armored SSH signature of `data` (ssh-keygen -Y sign; an ssh-agent key works too)."""
     try:
-        res = subprocess.run(["ssh-keygen", "-q", "-Y", "sign", "-n", NAMESPACE, "-f", str(key)], input=data,
+        res = subprocess.run(["ssh-keygen", "-q", "-Y", "sign", "-n", namespace, "-f", str(key)], input=data,
                              capture_output=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ConfigError(f"cannot run ssh-keygen to sign evidence: {exc}", fix="install openssh-client") from None
@@ -120,6 +121,21 @@ class Signer:
     def valid_at(self, when: datetime) -> bool:
         return (self.valid_after is None or when >= self.valid_after) and (self.valid_before is None or when < self.valid_before)
 
+    @property
+    def principal(self) -> str:
+        return ",".join(self.principals)
+
+    def describe(self) -> str:
+        """The line's meaning without its key bytes: who, which namespaces, when (for trust-change findings)."""
+        spaces = ",".join(self.namespaces) if self.namespaces is not None else "any namespace"
+        when = [f"{label} {t:%Y-%m-%d %H:%M:%S}Z" for label, t in (("valid after", self.valid_after),
+                                                                    ("valid before", self.valid_before)) if t]
+        return f"{self.principal} ({spaces}{'; ' + ', '.join(when) if when else ''})"
+
+    def fingerprint(self) -> str:
+        """The key's SHA256 fingerprint (as ssh-keygen -l prints it)."""
+        return str(self.key.sha256_str())
+
 
 _TIME = re.compile(r"^(\d{8})(\d{4})?(\d{2})?(Z)?$")
 
@@ -137,10 +153,15 @@ def _time(value: str, where: str) -> datetime:
 
 def load_allowed_signers(path: Path) -> list[Signer]:
     """Parse git's allowed_signers format strictly (an error names the line and the fix)."""
+    return parse_allowed_signers(strict.read_bytes(path), str(path))
+
+
+def parse_allowed_signers(data: bytes, path: str) -> list[Signer]:
+    """Parse allowed_signers bytes (a file, or a blob read from git at the base); `path` names it in errors."""
     from sshsig import PublicKey
     from sshsig.allowed_signers import AllowedSigner
 
-    text = strict.decode_utf8(strict.read_bytes(path), str(path))
+    text = strict.decode_utf8(data, path)
     signers = []
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -166,6 +187,47 @@ def load_allowed_signers(path: Path) -> list[Signer]:
 
 
 # ----------------------------------------------------------------------------- verifying
+
+NO_TRUST_ROOT = "no trust root (no allowed_signers at the base): a seal proves nothing until one is merged"
+
+
+def check_signature(data: bytes, sig: bytes, namespace: str, signers: Sequence[Signer], when: datetime,
+                    listed: Sequence[str] | None = None) -> Signer | str:
+    """The allowed signer whose key made `sig` over `data` in `namespace`, valid at `when`; else why not.
+    `listed`: the namespaces an allowed_signers line with `namespaces=` may name for it (default: `namespace`).
+
+    The one SSH signature verifier (the seal's, the judgments' and the release signature's). Never raises
+    on the bytes: the signature library asserts and indexes its way through a malformed armor or blob
+    (a flipped bit raised AssertionError), so any exception it raises is a signature that does not verify."""
+    import sshsig
+
+    try:
+        key = sshsig.check_signature(data, sig, namespace=namespace)
+    except Exception as exc:  # noqa: BLE001 - parsing boundary: whatever malformed bytes raise is "does not verify"
+        return f"does not verify: {type(exc).__name__}: {str(exc)[:200]}".rstrip(": ")
+    names = set(listed or (namespace,))
+    matching = [s for s in signers if s.key == key and (s.namespaces is None or names & set(s.namespaces))]
+    if not matching:
+        return "is signed by a key that is not in allowed_signers"
+    valid = [s for s in matching if s.valid_at(when)]
+    if not valid:
+        return f"was signed at {when:%Y-%m-%dT%H:%M:%SZ}, outside the validity of allowed_signers line {matching[0].line}"
+    return valid[0]
+
+
+def parse_manifest(data: bytes) -> dict[str, Any] | str:
+    """seal.json's bytes as a validated manifest, or why they are not one (never raises on the bytes)."""
+    try:
+        value = strict.loads_json(strict.decode_utf8(data, SEAL), SEAL)  # the signature covers these exact bytes
+        value = schemas.validate(formats.upgrade(value, "seal", SEAL), "seal", SEAL)
+        datetime.strptime(value["signed_at"], "%Y-%m-%dT%H:%M:%SZ")
+    except InputError as exc:
+        return message_of(exc)
+    except Exception as exc:  # noqa: BLE001 - parsing boundary (deep nesting, odd numbers): an invalid manifest
+        return f"{SEAL}: {type(exc).__name__}: {str(exc)[:200]}"
+    if not isinstance(value, dict):
+        return f"{SEAL}: not an object"
+    return value
 
 
 @dataclass(frozen=True)
@@ -213,9 +275,9 @@ def digests(root: Path) -> dict[str, str]:
 
 
 def verify(root: Path, bundle: str, signers: Sequence[Signer]) -> Verdict:
-    """Check the seal of the bundle at `root`, whose place in the evidence tree is `bundle`. Offline."""
-    import sshsig
-
+    """Check the seal of the bundle at `root`, whose place in the evidence tree is `bundle`. Offline; never
+    raises on the bundle's bytes (any failure to parse them is an `invalid` verdict with its reason).
+    With no signers (no trust root at the base) a seal proves nothing: the bundle counts as unsigned."""
     files = _files(root)
     if isinstance(files, str):
         return Verdict("invalid", reason=files)
@@ -226,24 +288,17 @@ def verify(root: Path, bundle: str, signers: Sequence[Signer]) -> Verdict:
     data, sig = _small(files[SEAL], MAX_SEAL_BYTES), _small(files[SIG], MAX_SIG_BYTES)
     if data is None or sig is None:
         return Verdict("invalid", reason=f"{SEAL if data is None else SIG} is too large")
-    try:
-        value = strict.loads_json(strict.decode_utf8(data, SEAL), SEAL)  # the signature covers these exact bytes
-        value = schemas.validate(formats.upgrade(value, "seal", SEAL), "seal", SEAL)
-        listed, when = value["files"], datetime.strptime(value["signed_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except (InputError, ValueError) as exc:
-        return Verdict("invalid", reason=message_of(exc) if isinstance(exc, InputError) else f"{SEAL}: {exc}")
-    try:
-        key = sshsig.check_signature(data, sig, namespace=NAMESPACE)
-    except (sshsig.InvalidSignature, NotImplementedError, ValueError) as exc:
-        return Verdict("invalid", reason=f"{SIG} does not verify: {exc}")
-    matching = [s for s in signers if s.key == key and (s.namespaces is None or NAMESPACE in s.namespaces)]
-    if not matching:
-        return Verdict("invalid", reason="signed by a key that is not in allowed_signers")
-    valid = [s for s in matching if s.valid_at(when)]
-    if not valid:
-        return Verdict("invalid", reason=f"signed at {value['signed_at']}, outside the validity of allowed_signers "
-                                         f"line {matching[0].line}")
-    principal = ",".join(valid[0].principals)
+    parsed = parse_manifest(data)
+    if isinstance(parsed, str):
+        return Verdict("invalid", reason=parsed)
+    listed, when = parsed["files"], datetime.strptime(parsed["signed_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    if not signers:
+        return Verdict("unsigned", reason=NO_TRUST_ROOT)
+    signer = check_signature(data, sig, NAMESPACE, signers, when)
+    if isinstance(signer, str):
+        return Verdict("invalid", reason=f"{SIG} {signer}")
+    principal = signer.principal
+    value = parsed
     if value.get("bundle") != bundle:
         return Verdict("invalid", principal, f"sealed as {value.get('bundle')!r}, found at {bundle!r} (moved)")
     sources = stored.logical({rel: full for rel, full in files.items() if rel not in UNSEALED}, root)

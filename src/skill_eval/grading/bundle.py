@@ -496,7 +496,8 @@ def load(root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, linkfree: bool = Fal
     text("prompt.txt")
     bundle.claim_file = json_file("claim.json", SCHEMAS["claim.json"])
     bundle.usage = json_file("usage.json", SCHEMAS["usage.json"])
-    bundle.judgments = json_file("judgments.json", SCHEMAS["judgments.json"])
+    # judgments.json is not read here: only grading/judgments.read_judgments reads it, and only verified
+    # entries reach a grade (bundle.judgments is set by judgments.graded)
     bundle.facts = json_file("facts.json", SCHEMAS["facts.json"])
     bundle.present = frozenset(present)
     for name in REQUIRED.get(kind, ()):

@@ -39,14 +39,13 @@ from typing import TYPE_CHECKING, Any
 from skill_eval.content.config import Config, cell_of
 from skill_eval.core import formats, fsio, schemas, seal, strict
 from skill_eval.core.errors import SkillEvalError, message_of
-from skill_eval.grading import baselines, gates, isolation, regrade
+from skill_eval.grading import baselines, gates, isolation, judgments, regrade
 from skill_eval.grading import bundle as bundle_mod
 from skill_eval.grading.graders import (
     RECEIPT,
     ZERO_TOLERANCE_DEFAULT,
     Catalog,
     Grade,
-    grade_bundle,
     release_source_problem,
 )
 
@@ -89,6 +88,7 @@ class Report:
     grades: list[Grade] = field(default_factory=list)
     unsigned: int = 0  # bundles without a seal that the `warn` policy let through (labelled in every summary)
     signers: dict[str, int] = field(default_factory=dict)  # principal -> bundles it sealed
+    ignored_judgments: list[str] = field(default_factory=list)  # judgments files that do not count (warn policy)
 
     @property
     def passed(self) -> bool:
@@ -236,13 +236,15 @@ _NO_PROBLEMS: list[str] = []  # shared by every clean bundle (never appended to)
 class _Seen:
     """What the gate keeps of one layout-level bundle while streaming the pass (small on purpose)."""
 
-    __slots__ = ("rel", "slot", "problems", "stale", "grade", "contamination", "seal")
+    __slots__ = ("rel", "slot", "problems", "stale", "grade", "contamination", "seal", "judgments")
 
     def __init__(self, rel: str, slot: Slot | None, problems: list[str], stale: list[str] | tuple[()], grade: Any,
-                 contamination: list[str] | None = None, seal: tuple[str, str | None, str | None] | None = None):
+                 contamination: list[str] | None = None, seal: tuple[str, str | None, str | None] | None = None,
+                 judgments: tuple[str, str | None, str | None] | None = None):
         self.rel, self.slot, self.problems, self.stale, self.grade = rel, slot, problems, stale, grade
         self.contamination = contamination  # from the pass (None: not computed there)
         self.seal = seal  # (state, principal, reason) from the pass (None: not verified there)
+        self.judgments = judgments  # an ignored judgments file: (state, principal, reason) (grading/judgments.py)
 
 
 def _pass(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Callable[[], Catalog],
@@ -261,19 +263,34 @@ def _pass(cfg: Config, fresh: Callable[[dict[str, Any]], list[str]], catalog: Ca
         if not r.meta_ok:  # rare: rebuild the exact message (and grade it if the strict reader disagrees)
             f = _read_meta(cfg, r.path / "meta.json", r.parts)
             graded = f.meta is not None
-            seen.append(_Seen(f.rel, f.slot, f.problems, fresh(f.meta) if f.meta is not None else (),
-                              grade_bundle(f.path, catalog()) if graded else None))
+            grade = judgments.graded(f.path, catalog(), regrade.signers_of(cfg))[0] if graded else None
+            seen.append(_Seen(f.rel, f.slot, f.problems, fresh(f.meta) if f.meta is not None else (), grade))
             continue
         rel = "/".join(r.parts)
         slot = Slot(*(sys.intern(v) if isinstance(v, str) else v for v in r.slot_key))  # type: ignore[arg-type, union-attr]  # meta_ok: slot_key is (str, str, str, str, int)
         if hasattr(r.grade, "share_path"):
             r.grade.share_path(root_str, rel)
         seen.append(_Seen(rel, slot, _path_problems(r.parts, slot, r.run_id or "") or _NO_PROBLEMS, r.stale or (),
-                          r.grade, r.contamination, r.seal))
+                          r.grade, r.contamination, r.seal, r.judgments))
     if not others:  # the common case: no set of every bundle's parts (O(bundles) of short-lived memory)
         return seen, []
     bundle_dirs = {tuple(s.rel.split("/")) for s in seen}
     return seen, [p for parts in others for p in _layout_problem(parts, bundle_dirs)]
+
+
+def _judgments_problems(cfg: Config, report: Report, f: _Seen, stage: str) -> list[str]:
+    """An unsigned, mismatched or foreign judgments.json never counts (the grade never saw it): under
+    `signatures = "require"` and at the release stage it fails, naming the bundle; else it is named."""
+    if f.judgments is None:
+        return []
+    from skill_eval.content import trust
+
+    _state, _principal, reason = f.judgments
+    line = f"judgments: evidence/{f.rel}: {reason}; ignored (dimensions 4 and 5 stay not judged)"
+    if trust.policy(cfg).signatures == "require" or stage == "release":
+        return [line]
+    report.ignored_judgments.append(line)
+    return []
 
 
 def _seal_problems(cfg: Config, report: Report, f: _Seen, stage: str) -> list[str]:
@@ -287,10 +304,12 @@ def _seal_problems(cfg: Config, report: Report, f: _Seen, stage: str) -> list[st
     if state == "signed":
         report.signers[principal or "?"] = report.signers.get(principal or "?", 0) + 1
         return []
-    if cfg.signatures == "require" or stage == "release":
-        why = "the release stage requires signed evidence" if stage == "release" else 'evals.signatures = "require"'
-        return [f"unsigned: evidence/{f.rel}: no seal.json/seal.sig ({why}; record with {seal.KEY_ENV} set, "
-                "see docs/SIGNING.md)"]
+    from skill_eval.content import trust
+
+    why = trust.policy(cfg).unsigned_problem(f.rel, stage, reason)
+    if why is not None:
+        what = "a seal no base key can verify" if reason == seal.NO_TRUST_ROOT else "no seal.json/seal.sig"
+        return [f"unsigned: evidence/{f.rel}: {what} ({why}; record with {seal.KEY_ENV} set, see docs/SIGNING.md)"]
     report.unsigned += 1
     return []
 
@@ -424,7 +443,7 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
     for f, is_aa_run in zip(found, aa, strict=True):
         for p in f.problems:
             errors.append(f"unreadable: evidence/{f.rel}: {p}")
-        errors += _seal_problems(cfg, report, f, stage)
+        errors += _seal_problems(cfg, report, f, stage) + _judgments_problems(cfg, report, f, stage)
         slot = f.slot
         if slot is None:
             continue
@@ -504,7 +523,7 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
                 c = g.checks[name]
                 errors.append(f"bad bundle: evidence/{f.rel}: {name}: " + "; ".join(c.reasons[:3]))
         if stage == "release":
-            errors += release_problems(f.rel, _meta_of(cfg, f.rel), g, cfg.release_sources)
+            errors += release_problems(f.rel, _meta_of(cfg, f.rel), g, release_sources(cfg))
     if deferrals is not None:
         report.pending += deferrals.pending_lines()
         report.errors += deferrals.problems()
@@ -521,6 +540,13 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
         report.errors += [f"[{cell}] {p}" if cell else p for p in gates.trigger_gate(cfg, mine, expected_skill)]
     report.errors += baselines.gate(cfg, shipped, stage)  # keyed by (skill, agent, model): per cell already
     return report
+
+
+def release_sources(cfg: Config) -> tuple[str, ...]:
+    """The model sources a release counts: `[evals] release_sources` at the base (content/trust.py)."""
+    from skill_eval.content import trust
+
+    return trust.policy(cfg).release_sources
 
 
 def _cell(grade: Any) -> str:

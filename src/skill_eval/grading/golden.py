@@ -25,7 +25,8 @@ from skill_eval.core import fsio, hashing, schemas, strict
 from skill_eval.core.errors import ConfigError
 from skill_eval.core.formats import FORMATS
 from skill_eval.core.vocab import CallStatus
-from skill_eval.grading.graders import Catalog, grade_bundle, is_sub_check
+from skill_eval.grading import judgments
+from skill_eval.grading.graders import Catalog, is_sub_check
 
 MANIFEST = "manifest.yaml"
 
@@ -219,6 +220,6 @@ def check(cfg: Config, catalog: Any = None) -> tuple[list[Outcome], list[str]]:
         if e.path not in on_disk:
             problems.append(f"golden bundle {e.id}: directory golden/{e.path} has no meta.json")
             continue
-        g = grade_bundle(root / e.path, catalog)
+        g = judgments.graded(root / e.path, catalog, (), fixture=True)[0]  # hand-written test bundles, not evidence
         outcomes.append(Outcome(e, g.failures(), {n: c.reasons for n, c in g.checks.items() if c.failed and not is_sub_check(n)}))
     return outcomes, problems

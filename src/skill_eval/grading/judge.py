@@ -37,7 +37,7 @@ from skill_eval import __version__
 from skill_eval.content.config import Config
 from skill_eval.content.evals import Rubric, Scenario
 from skill_eval.core import formats, hashing, schemas, strict
-from skill_eval.core.errors import SkillEvalError, message_of
+from skill_eval.core.errors import InputError, SkillEvalError, message_of
 from skill_eval.grading import agreement
 
 JUDGED = (4, 5)
@@ -59,6 +59,31 @@ class Endpoint:
     api_key: str | None = None
     timeout: float = 300.0
     transport: str = "openai-chat"
+
+    @property
+    def source(self) -> str:
+        """Where this judge's model is served (judgments v3 `judge_source`): scripted, local-endpoint or remote:<host>."""
+        if self.transport.startswith("scripted"):
+            return "scripted"
+        import ipaddress
+        import urllib.parse
+
+        host = (urllib.parse.urlsplit(self.base_url).hostname or "").strip("[]")
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = host == "localhost" or host.endswith(".localhost")
+        return "local-endpoint" if loopback else f"remote:{host or 'unknown'}"
+
+
+SOURCE_ORDER = ("scripted", "local-endpoint", "unrecorded")  # weakest first: a panel is as trusted as its weakest judge
+
+
+def weakest_source(sources: list[str]) -> str:
+    for s in SOURCE_ORDER:
+        if s in sources:
+            return s
+    return sources[0]
 
 
 def rubric_dimension(rubric: Rubric, dim: int) -> dict[str, Any]:
@@ -164,24 +189,27 @@ def judge_one(ep: Endpoint, rubric: Rubric, dim: int, scenario: Scenario, truth:
             "tools": [{"type": "function", "function": TOOL}]}
     verdict = parse_verdict(_post(ep, body))
     return {"dimension": dim, "passed": verdict["passed"], "score": verdict["score"], "judge_model": ep.model,
-            "judge_version": f"skill-eval {__version__} ({ep.transport})", "rubric_version": rubric.version,
+            "judge_version": f"skill-eval {__version__} ({ep.transport})", "judge_source": ep.source, "rubric_version": rubric.version,
             "rubric_sha256": hashing.record_digest(RUBRIC_DOMAIN, d), "prompt_sha256": hashing.sha256_bytes(prompt.encode()),
             "rationale": verdict["rationale"], "judged_at": now or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 
-def append(bundle: Path, entries: list[dict[str, Any]]) -> None:
-    """Add entries to bundle/judgments.json (atomic; existing entries are kept — replay takes the latest)."""
-    path = bundle / "judgments.json"
-    if path.exists():
-        doc = formats.upgrade(strict.load_json(path), "judgments", path)
-        schemas.validate(doc, "judgments", path)
-    else:
-        doc = {"schema_version": formats.FORMATS["judgments"], "judgments": []}
+def append(bundle: Path, entries: list[dict[str, Any]], key: Path | None = None) -> None:
+    """Add entries to bundle/judgments.json (atomic; existing entries are kept — replay takes the latest),
+    then re-sign the file with `key` (grading/judgments.py; None: unsigned, so no gate counts it)."""
+    from skill_eval.grading import judgments
+
+    path = bundle / judgments.JUDGMENTS
+    found = judgments.read_judgments(bundle, (), fixture=True)  # the one parser; the writer extends what is there
+    if found.state == "invalid":
+        raise InputError(found.reason or "cannot be read", source=path, fix="move the broken file away, then judge again")
+    doc = found.doc or {"schema_version": formats.FORMATS["judgments"], "judgments": []}
     doc["judgments"] = [*doc["judgments"], *entries]
     schemas.validate(doc, "judgments", path)
     tmp = path.with_name(f".judgments.json.{os.getpid()}")
     tmp.write_text(strict.dumps_json(doc))
     os.replace(tmp, path)
+    judgments.sign(bundle, key)
 
 
 @dataclass
@@ -213,16 +241,13 @@ class Agreement:
         return {"statistic": self.statistic, "kappa": self.kappa, "items": self.items, "floor": self.floor}
 
 
-def needs_judging(bundle: Path, rubric_version: str | None, dims: list[int]) -> bool:
-    """True when any of `dims` has no replayable judgment for the current rubric (an unreadable file too)."""
+def needs_judging(bundle: Path, rubric_version: str | None, dims: list[int], signers: Any = ()) -> bool:
+    """True when any of `dims` has no replayable judgment that counts for the current rubric (an unreadable,
+    unsigned or foreign file too: grading/judgments.py)."""
+    from skill_eval.grading import judgments
     from skill_eval.grading.graders import judged
 
-    doc = None
-    if (bundle / "judgments.json").is_file():
-        try:
-            doc = strict.load_json(bundle / "judgments.json")
-        except SkillEvalError:
-            return True
+    doc = judgments.read_judgments(bundle, signers).doc
     return any(judged.replay(doc, rubric_version, d)[0] == "not_judged" for d in dims)
 
 
@@ -286,9 +311,12 @@ def judge_panel(cfg: Config, catalog: Any, eps: list[Endpoint], bundles: list[Pa
         results[n].entries.append(entry)
         if "needs_human_review" in entry:
             results[n].review.append(f"needs human review {results[n].bundle} dimension {d}: {entry['needs_human_review']}")
+    from skill_eval.core import seal
+
+    key = seal.signing_key(repo=cfg.root)
     for r in results:
         if r.entries:
-            append(r.bundle, r.entries)
+            append(r.bundle, r.entries, key)
     return results, agreements
 
 
@@ -297,6 +325,7 @@ def _panel_entry(eps: list[Endpoint], votes: list[dict[str, Any]], agree: Agreem
     first = votes[0]
     entry = {k: first[k] for k in ("dimension", "judge_version", "rubric_version", "rubric_sha256", "prompt_sha256", "judged_at")}
     entry["judge_model"] = panel_name(eps)
+    entry["judge_source"] = weakest_source([e["judge_source"] for e in votes])
     entry["panel"] = [{k: e[k] for k in ("judge_model", "judge_version", "score", "passed", "rationale", "prompt_sha256")} for e in votes]
     entry["agreement"] = agree.record()
     split = len(set(scores)) > 1

@@ -51,6 +51,7 @@ class Result:
     contamination: list[str] | None = None  # a comparison-arm bundle's reasons ([] clean); None: not a control
     fresh_meta: dict[str, Any] | None = None  # a forked worker's meta, for the parent's freshness check (then None)
     seal: tuple[str, str | None, str | None] | None = None  # (state, principal, reason) of its seal (core.seal)
+    judgments: tuple[str, str | None, str | None] | None = None  # an ignored judgments file (grading/judgments.py)
 
     @property
     def path(self) -> Path:
@@ -124,10 +125,12 @@ def _one(meta_path: str, linkfree: bool = False, names: Collection[str] | None =
     deferred = _STATE["defer"]  # a forked worker: the parent checks freshness (it may not have the digests yet)
     stale = [] if deferred else list(_STATE["fresh"](meta))
     grade: Any = None
+    judged = None
     if len(parts) == LAYOUT_DEPTH and _STATE["grade"]:
-        from skill_eval.grading.graders import grade_bundle
+        from skill_eval.grading import judgments
 
-        grade = grade_bundle(path, _STATE["catalog"](), loaded=b)
+        grade, found = judgments.graded(path, _STATE["catalog"](), signers_of(cfg), loaded=b)
+        judged = (found.state, found.principal, found.reason) if found.ignored else None
         if _STATE["slim"]:
             grade = SlimGrade(grade)
     sealed = None
@@ -136,24 +139,15 @@ def _one(meta_path: str, linkfree: bool = False, names: Collection[str] | None =
         sealed = (v.state, v.principal, v.reason)
     return Result(where, parts, True, key, meta["run_id"], meta.get("skill") or "trigger", stale, grade,
                   contamination(cfg, b) if isolation.is_control(meta.get("arm")) else None,
-                  meta if deferred else None, sealed)
+                  meta if deferred else None, sealed, judged)
 
 
-def signers_of(cfg: Config) -> list[seal.Signer]:
-    """The host's allowed signers, parsed once per process (before a pool forks: `Pass._start`)."""
-    path = cfg.allowed_signers_path
-    try:
-        st = path.stat()
-        key: tuple[str, int, int] = (str(path), st.st_mtime_ns, st.st_size)  # an edited file is read again
-    except OSError:
-        return []
-    cached = _SIGNERS.get(key)
-    if cached is None:
-        cached = _SIGNERS[key] = seal.load_allowed_signers(path)
-    return cached
+def signers_of(cfg: Config) -> tuple[seal.Signer, ...]:
+    """The allowed signers at the base (content/trust.py: never the work tree's file), read once per loaded
+    config (before a pool forks: `Pass._start`)."""
+    from skill_eval.content import trust
 
-
-_SIGNERS: dict[tuple[str, int, int], list[seal.Signer]] = {}
+    return trust.policy(cfg).signers
 
 
 class _Refused(Exception):  # noqa: N818 - a private signal: the walk met an escaping symlink

@@ -188,8 +188,9 @@ class LocalServer:
 def _listed_files(root: Path) -> list[str]:
     """Tracked and untracked-but-not-ignored files (so uncommitted work is copied too)."""
     if (root / ".git").exists() and shutil.which("git"):
-        proc = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "-co", "--exclude-standard"],
-                              capture_output=True, check=False)
+        from skill_eval.core import gitrepo
+
+        proc = gitrepo.git(root, "ls-files", "-z", "-co", "--exclude-standard")
         if proc.returncode == 0:
             return [p for p in proc.stdout.decode().split("\0") if p]
     return [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and ".git" not in p.parts]

@@ -292,10 +292,17 @@ def test_not_judged_is_incomplete_only_for_release(cfg, tmp_path):
     assert g.passed("merge") and not g.passed("release")
 
 
-def test_invalid_judgments_fail_closed(cfg, tmp_path):
+def test_invalid_judgments_never_pass(cfg, tmp_path):
+    """An unreadable judgments.json is ignored (named by grading/judgments.read_judgments): 4 and 5 stay not
+    judged, which a release never counts; the evidence gate fails it under signatures = "require"."""
+    from skill_eval.grading import judgments
+
     path = bundle(cfg, tmp_path, "breaking", [compare("BREAKING")], claim("BREAKING"))
     (path / "judgments.json").write_text('{"schema_version": 1, "judgments": [], "judgments": []}')
-    assert grade(cfg, path).failures() == [4, 5]
+    g = grade(cfg, path)
+    assert g.incomplete() == [4, 5] and not g.passed("release")
+    found = judgments.read_judgments(path, (), fixture=True)
+    assert found.state == "invalid" and "judgments" in (found.reason or "")
 
 
 # -- trigger -----------------------------------------------------------------------

@@ -20,7 +20,7 @@ import yaml
 from skill_eval.content import config
 from skill_eval.core.formats import FORMATS
 from skill_eval.grading.golden import RecordedCall, RecordedOutput, envelope, write_bundle
-from skill_eval.grading.graders import Catalog, grade_bundle
+from skill_eval.grading.graders import Catalog
 
 REPO = Path(__file__).resolve().parents[3]
 SKILL = "abi-compat-review"
@@ -214,7 +214,10 @@ def bundle(cfg, tmp: Path, scenario_id: str, calls, claim_obj=None, *, final=Non
 
 
 def grade(cfg, path, catalog=None, coverage_path="contract_coverage_failures"):
+    from skill_eval.grading import judgments
+
     cat = catalog or Catalog(cfg)
     if coverage_path is not None:
         cat.coverage_path = coverage_path
-    return grade_bundle(path, cat)
+    # the graders' own tests: hand-built judgments count as fixtures (evidence needs judgments.sig)
+    return judgments.graded(path, cat, (), fixture=True)[0]

@@ -40,14 +40,20 @@ def test_release_stage_passes_judged_real_model_evidence(tmp_path):
     from test_graders_helpers import make_repo
 
     from skill_eval.core import seal
+    from skill_eval.grading import judgments
 
     cfg = make_repo(tmp_path)
     key, line = signing_key()  # a release requires signed evidence: sealed as the runner would
     (cfg.evals_dir / "allowed_signers").write_text(line + "\n")
+    from conftest import git, git_commit_all
+
+    git(cfg.root, "init", "-q")  # the trust root is read from the base (content/trust.py): commit it
+    git_commit_all(cfg.root, "trust root")
     for k in range(3):
         path = record(cfg, k=k, extra={"model_source": "remote:api.example.invalid"})  # as the runner records a provider
         seal.seal_tree(path, "/".join(path.parts[-5:]), None, key)
         (path / "judgments.json").write_text(__import__("json").dumps(JUDGED))  # the judge's later layer
+        judgments.sign(path, key)  # signed by the judge over this bundle's seal (grading/judgments.py)
     baseline_for(cfg, check(cfg))
     r = check(cfg, stage="release")
     assert r.passed, r.errors

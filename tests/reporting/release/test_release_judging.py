@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from release_helpers import SKILL, commit_evidence, record_run, setup_host
+from release_helpers import SKILL, commit_evidence, record_run, setup_host, signing_key
 
 from skill_eval import cli
 from skill_eval.commands import pr as pr_cmd
@@ -52,6 +52,7 @@ class Judge(Provider):
 @pytest.fixture
 def cfg(mini_repo, monkeypatch):
     monkeypatch.setattr(pr_cmd, "credential_free_checks", lambda cfg, skip=(): list(GATES))
+    monkeypatch.setenv(seal.KEY_ENV, str(signing_key()[0]))  # the judge signs what it appends (grading/judgments.py)
     return setup_host(mini_repo)
 
 

@@ -169,7 +169,9 @@ def test_a_lone_judges_verdict_leaves_the_case_incomplete(cfg, tmp_path):
     single `--model`) is not a pass, whatever it says."""
     import json
 
-    from release_helpers import LONE_JUDGE
+    from release_helpers import LONE_JUDGE, signing_key
+
+    from skill_eval.grading import judgments
 
     _record(cfg)
     evidence = cfg.evals_dir / "evidence"
@@ -178,6 +180,7 @@ def test_a_lone_judges_verdict_leaves_the_case_incomplete(cfg, tmp_path):
     for path in lone:
         path.write_text(json.dumps({"schema_version": 1, "judgments": [
             dict(j, rubric_version=json.loads(path.read_text())["judgments"][0]["rubric_version"]) for j in LONE_JUDGE["judgments"]]}))
+        judgments.sign(path.parent, signing_key()[0])  # re-signed, as `skill-eval judge` does on every append
     st = _stage(cfg, tmp_path)
     cases = st.record["snapshot"]["cases"]
     alpha = [c for c in cases.values() if c["skill"] == "alpha"]

@@ -42,24 +42,23 @@ def sign(path: Path, key: Path) -> Path:
 
 
 def verify(path: Path, allowed_signers: Path) -> str:
-    """The principal whose signature over `path` verifies; CheckFailed otherwise."""
+    """The principal whose signature over `path` verifies; CheckFailed otherwise. The seal's verifier
+    (core/seal.check_signature: offline, no ssh-keygen), in the release namespace, at the current time."""
+    from datetime import UTC, datetime
+
+    from skill_eval.core import seal, strict
+
     sig = sig_path(path)
     if not sig.is_file():
         raise CheckFailed("has no signature beside it", source=path, fix=f"sign it: expected {sig.name}")
     if not allowed_signers.is_file():
         raise ConfigError("allowed-signers file does not exist", source=allowed_signers, field="--allowed-signers")
-    exe = _ssh_keygen()
-    found = subprocess.run([exe, "-Y", "find-principals", "-s", str(sig), "-f", str(allowed_signers)],
-                           capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
-    principals = [p for p in found.stdout.split() if p] if found.returncode == 0 else []
-    if not principals:
+    signers = seal.load_allowed_signers(allowed_signers)
+    signer = seal.check_signature(strict.read_bytes(path), strict.read_bytes(sig), SIGN_NAMESPACE, signers, datetime.now(UTC))
+    if isinstance(signer, seal.Signer):
+        return signer.principal
+    if "not in allowed_signers" in signer:
         raise CheckFailed("signature is by no key in the allowed-signers file", source=path,
                           fix="sign with an allowed key, or add the signer to the allowed-signers file")
-    data = path.read_bytes()
-    for principal in principals:
-        out = subprocess.run([exe, "-Y", "verify", "-f", str(allowed_signers), "-I", principal, "-n", SIGN_NAMESPACE,
-                              "-s", str(sig)], input=data, capture_output=True, check=False)
-        if out.returncode == 0:
-            return principal
-    raise CheckFailed("signature does not verify: the file changed after it was signed", source=path,
-                      fix="re-stage (or re-render the report) and sign again")
+    raise CheckFailed(f"signature {signer}: the file changed after it was signed, or the signature is damaged",
+                      source=path, fix="re-stage (or re-render the report) and sign again")

@@ -20,22 +20,22 @@ part of the snapshot (so a changed margin or minimum is refused on resume like a
 
 from __future__ import annotations
 
-import subprocess
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from skill_eval import __version__
-from skill_eval.content import freshness, selection
+from skill_eval.content import freshness, selection, trust
 from skill_eval.content.config import Config
 from skill_eval.content.generate import SKILL_DOMAIN
 from skill_eval.content.released import released_tree
-from skill_eval.core import formats, hashing, outcomes, schemas, seal, strict
+from skill_eval.core import formats, gitrepo, hashing, outcomes, schemas, seal, strict
 from skill_eval.core.errors import ConfigError, SkillEvalError, message_of
 from skill_eval.core.vocab import CaseState, RunState
+from skill_eval.grading import judgments as judgments_mod
 from skill_eval.grading import regrade
-from skill_eval.grading.graders import Catalog, grade_bundle, release_source_problem
+from skill_eval.grading.graders import Catalog, release_source_problem
 from skill_eval.reporting.release import cells as cells_mod
 from skill_eval.reporting.release import lift_gate
 from skill_eval.reporting.release.publication import publication_digest
@@ -60,8 +60,7 @@ def arm_dir(arm: str) -> str:
 
 
 def _git(cfg: Config, *args: str) -> str | None:
-    out = subprocess.run(["git", "-C", str(cfg.root), *args], capture_output=True, text=True, check=False)
-    return out.stdout.strip() if out.returncode == 0 else None
+    return gitrepo.text(cfg.root, *args)  # the one reader of the repository's git
 
 
 def tested_head(cfg: Config) -> str | None:
@@ -146,6 +145,7 @@ def run_entry(cfg: Config, cur: freshness.Current, catalog: Catalog, raw_root: P
     except SkillEvalError as exc:
         files, problem = {}, problem or f"unreadable raw tree: {message_of(exc)}"
     judgments = files.pop(JUDGMENTS, None)  # the judge's layer: staged apart from the sealed raw files
+    files.pop(judgments_mod.SIG, None)  # its signature (grading/judgments.py): checked below, not a raw file
     agent = (meta or {}).get("agent") or {}
     entry: dict[str, Any] = {
         "bundle": rel, "k": (meta or {}).get("k"), "run_id": (meta or {}).get("run_id"),
@@ -171,14 +171,14 @@ def run_entry(cfg: Config, cur: freshness.Current, catalog: Catalog, raw_root: P
             if not untrusted and outcomes.outcome_of(meta) in (outcomes.AGENT_ERROR, outcomes.BUDGET_STOP):
                 entry["lift_vote"] = False  # the agent ended it (gave up, hit its budget): a scored failure
         else:
-            g = grade_bundle(path, catalog)
+            g = judgments_mod.graded(path, catalog, regrade.signers_of(cfg))[0]  # only judgments that verify count
             entry["failures"] = [str(f) for f in g.failures()]
             entry["not_judged"] = g.incomplete()
-            judges = _judges(path, catalog)
+            judges = _judges(path, catalog, regrade.signers_of(cfg))
             entry["judges"] = sorted({m for _, m, _p in judges})
             scripted_judge = sorted({d for d, m, _p in judges if m.startswith("scripted:")})
             lone_judge = sorted({d for d, m, panel in judges if not panel and not m.startswith("scripted:")})
-            review = _needs_review(path, catalog)  # a judge panel left these to a person: never a pass
+            review = _needs_review(path, catalog, regrade.signers_of(cfg))  # a judge panel left these to a person: never a pass
             if g.failures():
                 state, reasons = "fail", [f"failed checks {entry['failures']}"]
                 entry["lift_vote"] = False if not untrusted else None
@@ -199,7 +199,7 @@ def run_entry(cfg: Config, cur: freshness.Current, catalog: Catalog, raw_root: P
 def _untrusted(cfg: Config, cur: freshness.Current, meta: dict[str, Any], sealed: str) -> list[str]:
     """Why this run's evidence cannot complete a release arm (it is not a verdict on the skill)."""
     stale = freshness.check_bundle_freshness(cfg, meta, cur)
-    source = release_source_problem(meta, cfg.release_sources)
+    source = release_source_problem(meta, trust.policy(cfg).release_sources)  # at the base, not the work tree
     return ([f"stale: {stale[0]}"] if stale else []) + (
         ["unsigned: no seal (a release requires signed evidence, docs/SIGNING.md)"] if sealed == "unsigned" else []) + (
         [f"{source}: not a completed release arm"] if source else []) + (
@@ -208,14 +208,14 @@ def _untrusted(cfg: Config, cur: freshness.Current, meta: dict[str, Any], sealed
         if meta.get("isolation", "none") != "bwrap" else [])
 
 
-def _judges(bundle: Path, catalog: Catalog) -> list[tuple[int, str, bool]]:
+def _judges(bundle: Path, catalog: Catalog, signers: tuple[Any, ...] = ()) -> list[tuple[int, str, bool]]:
     """(dimension, judge model, judged by a panel) of the current-rubric judgments replayed for this run
-    (the latest per dimension)."""
-    path = bundle / JUDGMENTS
-    if not path.is_file() or catalog.rubric is None:
+    (the latest per dimension), read by the one reader: only judgments that verify (grading/judgments.py)."""
+    doc = judgments_mod.read_judgments(bundle, signers).doc
+    if doc is None or catalog.rubric is None:
         return []
     try:
-        entries = strict.load_json(path)["judgments"]
+        entries = doc["judgments"]
         latest = {e["dimension"]: (str(e.get("judge_model", "")), isinstance(e.get("panel"), list) and len(e["panel"]) >= 2)
                   for e in entries if isinstance(e, dict) and e.get("rubric_version") == catalog.rubric.version}
     except (SkillEvalError, KeyError, TypeError):
@@ -223,12 +223,13 @@ def _judges(bundle: Path, catalog: Catalog) -> list[tuple[int, str, bool]]:
     return sorted((d, m, panel) for d, (m, panel) in latest.items())
 
 
-def _needs_review(bundle: Path, catalog: Catalog) -> list[tuple[int, str]]:
+def _needs_review(bundle: Path, catalog: Catalog, signers: tuple[Any, ...] = ()) -> list[tuple[int, str]]:
     """(dimension, reason) where the latest current-rubric judgment is a panel's `needs human review`."""
-    if catalog.rubric is None or not (bundle / JUDGMENTS).is_file():
+    doc = judgments_mod.read_judgments(bundle, signers).doc
+    if catalog.rubric is None or doc is None:
         return []
     try:
-        entries = strict.load_json(bundle / JUDGMENTS)["judgments"]
+        entries = doc["judgments"]
         latest = {e["dimension"]: e for e in entries if isinstance(e, dict) and e.get("rubric_version") == catalog.rubric.version}
     except (SkillEvalError, KeyError, TypeError):
         return []
