@@ -21,6 +21,7 @@ from __future__ import annotations
 import hmac
 import http.client
 import json
+import os
 import secrets
 import socket
 import socketserver
@@ -91,9 +92,26 @@ class _Server(ThreadingHTTPServer):
         the runner's error, and stderr belongs to the run."""
 
 
+class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """The same proxy on a path-named Unix socket: the only door of a sandbox with its own network
+    namespace (runner/network.py; the bridge inside relays the agent's loopback port to it)."""
+
+    daemon_threads = True
+
+    def __init__(self, proxy: CredentialProxy, path: str) -> None:
+        self.proxy = proxy
+        super().__init__(path, _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet (see _Server.handle_error)."""
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: _Server
+    server: _Server | _UnixServer
+
+    def address_string(self) -> str:  # a Unix socket's peer has no address
+        return "sandbox"
 
     def setup(self) -> None:
         super().setup()
@@ -259,13 +277,15 @@ class CredentialProxy:
         self._stats = {"forwarded": 0, "refused": 0, "upstream_errors": 0}
         self.refusals: list[str] = []  # the first refused requests: method, path and which carriers they had
         self._connections: set[socket.socket] = set()
-        self._server: _Server | None = None
+        self._server: _Server | _UnixServer | None = None
+        self._unix: str | None = None
         self._stopped = False
 
     @property
     def url(self) -> str:
-        if self._server is None:
-            raise RuntimeError("the proxy has not been started")
+        """The loopback URL of a proxy listening on TCP (not one started on a Unix socket)."""
+        if not isinstance(self._server, _Server):
+            raise RuntimeError("the proxy has not been started on a TCP port")
         return f"http://127.0.0.1:{self._server.server_port}"
 
     @property
@@ -275,12 +295,15 @@ class CredentialProxy:
         with self._lock:
             return dict(self._stats)
 
-    def start(self) -> CredentialProxy:
+    def start(self, unix: str | None = None) -> CredentialProxy:
+        """Listen on an ephemeral 127.0.0.1 port, or only on the Unix socket `unix` (created here,
+        removed by stop())."""
         with self._lock:
             if self._stopped:
                 raise RuntimeError("a stopped proxy cannot be restarted; make a new one (a new token)")
             if self._server is None:
-                self._server = _Server(self)
+                self._server = _Server(self) if unix is None else _UnixServer(self, unix)
+                self._unix = unix
                 threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                  name="skill-eval-proxy", daemon=True).start()
         return self
@@ -295,6 +318,9 @@ class CredentialProxy:
         if server is not None:
             server.shutdown()  # returns once the accept loop has ended
             server.server_close()
+        if self._unix is not None:
+            with suppress(OSError):
+                os.unlink(self._unix)
         for sock in connections:
             _cut(sock)
 
