@@ -1,0 +1,171 @@
+"""The agent's sandbox has no network but its proxy (issue 34 item 4).
+
+From inside the real runner in bubblewrap (the scripted agent's shell turns), a loopback HTTP
+service of the host, a host abstract Unix socket and an outside address are all unreachable, and
+no host listener is visible; the bridge relays its fixed port to a Unix socket, sets the limits
+and hands back the agent's exit status.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import secrets
+import shlex
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from skill_eval.cli import main
+from skill_eval.harness.runner import bridge, isolation, network
+
+needs_bwrap = pytest.mark.skipif(isolation.available() != "bwrap", reason="needs a working bubblewrap")
+
+PROBE = r"""
+import json, socket
+def tcp(host, port):
+    s = socket.socket(); s.settimeout(3)
+    try:
+        s.connect((host, port)); return "connected"
+    except OSError as e:
+        return f"errno {e.errno}"
+def abstract(name):
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect("\0" + name); return "connected"
+    except OSError as e:
+        return f"errno {e.errno}"
+listening = []
+for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+    try:
+        rows = open(table).read().splitlines()[1:]
+    except OSError:
+        continue
+    listening += [int(r.split()[1].rsplit(":", 1)[1], 16) for r in rows if r.split()[3] == "0A"]
+print("PROBE " + json.dumps({"loopback": tcp("127.0.0.1", PORT), "outside": tcp("192.0.2.1", 80),
+                              "abstract": abstract(NAME), "listening": sorted(listening)}))
+"""
+
+
+class _Hello(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"host secret")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def _probe_result(bundle: Path) -> dict:
+    for line in (bundle / "raw" / "stream.jsonl").read_text().splitlines():
+        text = json.loads(line).get("output") or ""
+        if "PROBE {" in text:
+            return json.loads(text.split("PROBE ", 1)[1].splitlines()[0])
+    raise AssertionError("the probe printed nothing")
+
+
+@needs_bwrap
+def test_nothing_of_the_host_network_is_reachable_from_the_real_runner(repo_copy: Path, capsys):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    name = f"skill-eval-test-{secrets.token_hex(6)}"
+    host_abstract = socket.socket(socket.AF_UNIX)
+    host_abstract.bind("\0" + name)
+    host_abstract.listen(1)
+    port = server.server_address[1]
+    try:
+        # reachable from the runner's own network: the probe is meaningful
+        with socket.create_connection(("127.0.0.1", port), timeout=3):
+            pass
+        probe = PROBE.replace("PORT", str(port)).replace("NAME", repr(name))
+        rel = "agent-evals/skills/model-scripts/net-probe.yaml"
+        lines = ["schema_version: 1", "description: network probe", "turns:", "  - tools:",
+                 "      - shell: " + json.dumps(f"python3 -c {shlex.quote(probe)}"), "  - final: done", ""]
+        (repo_copy / rel).write_text("\n".join(lines))
+        main(["run", "--root", str(repo_copy), "review-removed-export", "--agent", "scripted", "--model-server",
+              f"scripted:{rel}", "--no-trigger", "-k", "1", "-j", "1", "--run-id", "net-probe"])
+        capsys.readouterr()
+        bundle = repo_copy / "agent-evals/skills/evidence/abi-compat-review/skill-agent/net-probe/review-removed-export/0"
+        meta = json.loads((bundle / "meta.json").read_text())
+        result = _probe_result(bundle)
+    finally:
+        server.shutdown()
+        host_abstract.close()
+    assert meta["isolation"] == "bwrap" and meta["network"] == "proxy-only"
+    assert set(meta["extra"]["limits"]) == {"processes", "file_bytes", "memory_bytes"}
+    assert result["loopback"] == "errno 111"  # nothing listens on the sandbox's own loopback at that port
+    assert result["outside"] == "errno 101"  # ENETUNREACH: no route out, no timeout needed
+    assert result["abstract"] == "errno 111"  # abstract sockets belong to the network namespace
+    assert port not in result["listening"] and result["listening"] == []
+
+
+def _unix_echo(path: Path) -> socket.socket:
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(str(path))
+    srv.listen(4)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            with conn:
+                data = conn.recv(1024)
+                conn.sendall(b"echo:" + data)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return srv
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_bridge_listens_before_the_agent_starts_and_relays_to_the_socket(tmp_path: Path):
+    srv = _unix_echo(tmp_path / "proxy.sock")
+    port = _free_port()
+    agent = (f"import socket, sys; s = socket.create_connection(('127.0.0.1', {port})); s.sendall(b'ping');"
+             "s.shutdown(socket.SHUT_WR); print(s.recv(100).decode()); sys.exit(7)")
+    try:
+        res = subprocess.run([sys.executable, "-I", "-S", bridge.__file__, "--listen", f"{port}={tmp_path / 'proxy.sock'}",
+                              "--", sys.executable, "-c", agent], capture_output=True, timeout=30, check=False)
+    finally:
+        srv.close()
+    assert res.stdout.decode().strip() == "echo:ping"  # the first connect of the agent already works
+    assert res.returncode == 7  # the agent's exit status is the bridge's
+
+
+def test_the_bridge_sets_the_agents_limits_and_ends_as_the_agent_did(tmp_path: Path):
+    lim = network.Limits(processes=64, file_bytes=1 << 20, memory_bytes=1 << 31)
+    argv = network.bridge_argv(sys.executable, bridge.__file__, [], lim)
+    show = ("import resource as r; print(r.getrlimit(r.RLIMIT_FSIZE)[0], r.getrlimit(r.RLIMIT_DATA)[0]);"
+            "open('big', 'wb').write(b'x' * (2 << 20))")
+    res = subprocess.run([*argv, sys.executable, "-c", show], cwd=tmp_path, capture_output=True, timeout=30, check=False)
+    assert res.stdout.decode().split() == [str(1 << 20), str(1 << 31)]
+    assert b"File too large" in res.stderr and (tmp_path / "big").stat().st_size == 1 << 20
+    res = subprocess.run([*argv, sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"],
+                         capture_output=True, timeout=30, check=False)
+    assert res.returncode == -15  # killed by a signal: the bridge ends the same way
+    res = subprocess.run([*argv, "/nonexistent/agent"], capture_output=True, timeout=30, check=False)
+    assert res.returncode == 127 and b"cannot start /nonexistent/agent" in res.stderr
+
+
+def test_the_bridge_refuses_malformed_arguments():
+    for bad in (["--listen", "80=relative.sock", "--", "true"], ["--limit", "cpu=1", "--", "true"], ["--listen", "1=/x"]):
+        res = subprocess.run([sys.executable, "-I", "-S", bridge.__file__, *bad], capture_output=True, timeout=30, check=False)
+        assert res.returncode != 0 and b"skill-eval bridge:" in res.stderr
+
+
+def test_network_by_isolation_level():
+    assert network.of("bwrap") == "proxy-only"
+    assert network.of("uid") == network.of("none") == "host"
+    assert os.path.basename(bridge.__file__) == network.BRIDGE_FILE
