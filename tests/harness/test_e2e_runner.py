@@ -31,6 +31,11 @@ def test_real_cli_records_a_bundle_that_grades_clean(repo_copy, capsys, agent):
     bundle = repo_copy / f"agent-evals/skills/evidence/abi-compat-review/skill-agent/e2e-{agent}/review-removed-export/0"
     meta = json.loads((bundle / "meta.json").read_text())
     assert meta["agent"]["name"] == agent and meta["adapter_tier"] == tier and meta["model"].startswith("scripted:")
+    # issue 34 items 4-5: behind bubblewrap the CLI's only way out is the proxy, and it asked for nothing
+    # outside its adapter's allow-list (nor was anything it is known to send refused)
+    assert meta["network"] == ("proxy-only" if meta["isolation"] == "bwrap" else "host")
+    proxy = meta["extra"]["proxy"]
+    assert proxy["forwarded"] >= 1 and proxy["violations"] == proxy["refused"] == 0, proxy
     events = [json.loads(line) for line in (bundle / "events.jsonl").read_text().splitlines()]
     assert {"type": "skill_activated", "skill": "abi-compat-review", "tier": tier} in events
     calls = [json.loads(line) for line in (bundle / "calls.jsonl").read_text().splitlines()]

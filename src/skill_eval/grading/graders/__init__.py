@@ -275,6 +275,9 @@ def grade_bundle(path: Path, catalog: Catalog, *, loaded: bundle_mod.Bundle | No
         # incomplete_stream run_error by design; it is graded on the activation observed before the stop.)
         checks["bundle"].reasons.append(f"events.jsonl holds run_error ({'; '.join(run.run_errors()[:3])}) "
                                         f"but meta.json status is 'complete'")
+    violations = [str(e.get("request")) for e in b.events if e.get("type") == "policy_violation"]
+    if violations:  # the agent sent its proxy a request outside the provider API (runner/proxy.py)
+        checks["bundle"].reasons.append(f"events.jsonl holds policy_violation: {'; '.join(violations[:3])}")
     _attach_problems(b, ctx, checks)
     for c in checks.values():
         if c.status in ("pass", "not_applicable") and c.reasons and c.name not in ("4", "5"):

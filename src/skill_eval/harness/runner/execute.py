@@ -241,13 +241,14 @@ class _Observed:
 
 
 def _observe(box: Sandbox, adapter: Adapter, ran: Ran, names: list[str], roots: list[str], seen_work: str,
-             skill_dirs: list[Path], max_cost: float | None) -> _Observed:
+             skill_dirs: list[Path], max_cost: float | None, violations: list[dict[str, str]]) -> _Observed:
     """Parse the agent's stream (after the recorder has closed), scrub machine-local paths, derive the status."""
     infra = [*ran.infra, *(f"recording failed: {f}" for f in box.stop_recording())]
     if shim.INFRA_MARKER.encode() in ran.stream or shim.INFRA_MARKER.encode() in ran.stderr:
         # a call the recorder never saw (socket gone): fail closed, even if the agent only printed it
         infra.append("recording failed: a shim client could not reach the recorder")
     nr = adapter.parse(ran.stream, roots, cwd=seen_work, installed_skills=names, exit_code=None if ran.stopped else ran.code)
+    nr.events = [*nr.events, *violations]  # the graders fail a run whose agent tried to pass its proxy
     if ran.stopped:  # the cut-off stream is expected: no terminal event, killed process
         nr.errors = [e for e in nr.errors if not e.startswith(("incomplete_stream", "agent_error"))]
         nr.stop_reason = "activation_observed"
@@ -389,7 +390,8 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
             box.initial = box.tree()  # the installed skills are part of what the agent was given
             roots, seen_work = [str(d) for d in spec.skill_dirs], lay.visible(box.work)
             ran = launch.run(opts.timeout, _activation_stop(adapter, item, names, roots, seen_work))
-            obs = _observe(box, adapter, ran, names, roots, seen_work, skill_dirs, opts.max_cost_usd)
+            obs = _observe(box, adapter, ran, names, roots, seen_work, skill_dirs, opts.max_cost_usd,
+                           launch.violation_events())
             scrub_captured(obs.scrubber, box.calls(), box.record)  # abicheck prints the absolute paths it compared
             sandbox_block, facts = _finish_sandbox(box, item, obs)
             rec = _Recorded(started_at, script_rel, script, names, released,

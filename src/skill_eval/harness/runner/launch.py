@@ -16,6 +16,7 @@ credential handling and the same limits.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 import urllib.parse
@@ -253,7 +254,10 @@ class AgentLaunch:
             return base_url, {}
         parts = urllib.parse.urlsplit(target)
         real = None if no_auth else next((os.environ[v] for v in adapter.credential_vars if os.environ.get(v)), None)
-        self.proxy = CredentialProxy(Upstream(f"{parts.scheme}://{parts.netloc}", real))
+        base = re.escape(parts.path.rstrip("/"))  # the agent's paths start with the endpoint's own path
+        self.proxy = CredentialProxy(Upstream(f"{parts.scheme}://{parts.netloc}", real,
+                                              routes=tuple((m, base + rx) for m, rx in adapter.api_routes),
+                                              probes=tuple((m, base + rx) for m, rx in adapter.api_probes)))
         if self.network == "proxy-only":
             self.proxy.start(unix=str(self.box.run_dir / network.PROXY_SOCKET))
             url = network.inside_url(network.PROXY_PORT)
@@ -305,13 +309,22 @@ class AgentLaunch:
         wall = round(time.monotonic() - t0, 3)
         if self.proxy is not None:
             self.proxy.stop()  # the token is dead with the run
+            if self.proxy.refusals:  # a request the CLI is known to make, refused: the recording is broken
+                infra.append(f"the credential proxy refused {self.proxy.stats['refused']} request(s) the agent CLI "
+                             f"makes: {'; '.join(self.proxy.refusals[:3])}")
         return Ran(code, timed_out, stopped, wall, infra, _read_private(raw_out), _read_private(raw_err))
+
+    def violation_events(self) -> list[dict[str, str]]:
+        """One `policy_violation` event per request the proxy refused as outside the adapter's allow-list."""
+        listed = self.proxy.violations if self.proxy is not None else []
+        return [{"type": "policy_violation", "source": "proxy", "request": v} for v in listed]
 
     def meta_extra(self) -> dict[str, Any]:
         """What meta.extra records of the launch: credentials and the proxy's counts, the limits."""
         out: dict[str, Any] = {}
         if self.proxy is not None:
-            stats: dict[str, Any] = {**self.proxy.stats, **({"refusals": self.proxy.refusals} if self.proxy.refusals else {})}
+            stats: dict[str, Any] = {**self.proxy.stats, **({"refusals": self.proxy.refusals} if self.proxy.refusals else {}),
+                                     **({"violations": self.proxy.violations} if self.proxy.violations else {})}
             out = {"credentials": "proxied" if self.proxy.upstream.credential else "none", "proxy": stats}
         if self.network == "proxy-only":
             out["limits"] = self.limits.as_dict()
