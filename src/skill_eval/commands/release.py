@@ -103,9 +103,9 @@ def _stage(args: argparse.Namespace) -> int:
             raise ConfigError("a release is judged by a panel of at least 2 judge models", field="--judge-model",
                               fix="repeat --judge-model (or --judge-model-server) for each judge")
         if args.run:
-            from skill_eval.reporting.release import record
+            from skill_eval.reporting.release import arms
 
-            record.record_session(cfg, out_dir=out, session=session, released_ref=args.released, args=args)
+            arms.record_session(cfg, out_dir=out, session=session, released_ref=args.released, args=args)
         if ep is not None:
             judged = _judge(cfg, ep, out / session / "raw", ps.kappa_floor)
     checks = pr.credential_free_checks(cfg, tuple(args.skip))
