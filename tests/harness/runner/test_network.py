@@ -169,3 +169,27 @@ def test_network_by_isolation_level():
     assert network.of("bwrap") == "proxy-only"
     assert network.of("uid") == network.of("none") == "host"
     assert os.path.basename(bridge.__file__) == network.BRIDGE_FILE
+
+
+@needs_bwrap
+def test_the_sandboxs_mountinfo_names_no_host_path_but_its_own_directory(repo_copy: Path, capsys):
+    """issue 34 item 9: every mount of the host's disk in the agent's mountinfo is a system directory at its
+    own path or the sandbox's own directory (the kernel's root field of a bind; the runner scrubs it to
+    <sandbox>/<work>/<home> in the bundle): never the repository, the runner's home or a venv."""
+    rel = "agent-evals/skills/model-scripts/mountinfo.yaml"
+    (repo_copy / rel).write_text("schema_version: 1\ndescription: mountinfo\nturns:\n  - tools:\n"
+                                 "      - shell: \"cat /proc/self/mountinfo\"\n  - final: done\n")
+    main(["run", "--root", str(repo_copy), "review-removed-export", "--agent", "scripted", "--model-server",
+          f"scripted:{rel}", "--no-trigger", "-k", "1", "-j", "1", "--run-id", "mountinfo"])
+    capsys.readouterr()
+    bundle = repo_copy / "agent-evals/skills/evidence/abi-compat-review/skill-agent/mountinfo/review-removed-export/0"
+    text = next(json.loads(line)["output"] for line in (bundle / "raw" / "stream.jsonl").read_text().splitlines()
+                if json.loads(line).get("type") == "tool_result")
+    rows = [line.split() for line in text.splitlines() if " - " in line]
+    assert len(rows) > 10
+    disk = [r for r in rows if r[r.index("-") + 1] not in ("tmpfs", "proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2")]
+    roots = {r[3] for r in disk}
+    allowed = ("<sandbox>", "<work>", "<home>", *(f"/{top}" for top in isolation.layout.SYSTEM_TOPS))
+    assert roots and all(root.startswith(allowed) for root in roots), roots
+    for host in (str(repo_copy), str(Path.home()), sys.prefix):
+        assert host not in text
