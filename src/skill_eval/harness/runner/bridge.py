@@ -11,25 +11,26 @@ CONNECT proxy) bound read-only into the sandbox. It also sets the agent's resour
 (processes, file size, memory) before the agent starts, and exits with the agent's exit status.
 
 This file is copied into the sandbox's read-only agent directory; the runner never imports it to
-run it (runner/network.py builds the command line).
+run it (runner/network.py builds the command line). It starts with every agent, so it imports only
+C modules (`_socket`, `_thread`, `resource`): the `socket`/`threading` wrappers would double its
+start-up cost.
 
     python -I -S bridge.py [--limit NAME=N]... [--listen PORT=SOCKET]... -- AGENT ARGV...
 """
 
 from __future__ import annotations
 
+import _socket
+import _thread
 import os
 import resource
-import signal
-import socket
 import sys
-import threading
 
 LIMITS = {"nproc": resource.RLIMIT_NPROC, "fsize": resource.RLIMIT_FSIZE, "data": resource.RLIMIT_DATA}
 _CHUNK = 1 << 16
 
 
-def _pump(src: socket.socket, dst: socket.socket) -> None:
+def _pump(src: _socket.socket, dst: _socket.socket, done: _thread.LockType | None = None) -> None:
     """Copy src to dst until src ends; then half-close dst (the other direction may still run)."""
     try:
         while data := src.recv(_CHUNK):
@@ -37,34 +38,37 @@ def _pump(src: socket.socket, dst: socket.socket) -> None:
     except OSError:
         pass
     try:
-        dst.shutdown(socket.SHUT_WR)
+        dst.shutdown(_socket.SHUT_WR)
     except OSError:
         pass
+    if done is not None:
+        done.release()
 
 
-def _relay(client: socket.socket, path: str) -> None:
-    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+def _relay(client: _socket.socket, path: str) -> None:
+    upstream = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         upstream.connect(path)
     except OSError:
         client.close()
         upstream.close()
         return
-    back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
-    back.start()
+    done = _thread.allocate_lock()
+    done.acquire()
+    _thread.start_new_thread(_pump, (upstream, client, done))
     _pump(client, upstream)
-    back.join()
+    done.acquire()  # the answer has been relayed too
     client.close()
     upstream.close()
 
 
-def _serve(listener: socket.socket, path: str) -> None:
+def _serve(listener: _socket.socket, path: str) -> None:
     while True:
         try:
-            client, _ = listener.accept()
+            fd, _ = listener._accept()  # type: ignore[attr-defined]  # the C accept that socket.socket.accept wraps
         except OSError:
             return
-        threading.Thread(target=_relay, args=(client, path), daemon=True).start()
+        _thread.start_new_thread(_relay, (_socket.socket(fileno=fd), path))
 
 
 def _parse(argv: list[str]) -> tuple[dict[str, int], list[tuple[int, str]], list[str]]:
@@ -91,14 +95,14 @@ def main(argv: list[str]) -> int:
     limits, listens, agent = _parse(argv)
     listeners = []
     for port, path in listens:  # bound and listening before the agent exists: its first connect is queued
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+        sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", port))
         sock.listen(64)
         listeners.append((sock, path))
     for name, value in limits.items():
         resource.setrlimit(LIMITS[name], (value, value))
-    pid = os.fork()
+    pid = os.fork() if listeners else 0  # nothing to relay: the limits set, the bridge becomes the agent
     if pid == 0:  # the agent: the listeners are close-on-exec, so it holds none of them
         try:
             os.execvp(agent[0], agent)  # noqa: S606 - the agent's own argv, as the runner built it
@@ -106,7 +110,7 @@ def main(argv: list[str]) -> int:
             os.write(2, f"skill-eval bridge: cannot start {agent[0]}: {exc.strerror}\n".encode())
             os._exit(127)
     for sock, path in listeners:
-        threading.Thread(target=_serve, args=(sock, path), daemon=True).start()
+        _thread.start_new_thread(_serve, (sock, path))
     while True:
         try:
             _, status = os.waitpid(pid, 0)
@@ -115,6 +119,8 @@ def main(argv: list[str]) -> int:
             continue
     code = os.waitstatus_to_exitcode(status)
     if code < 0:  # killed by a signal: end the same way, so the runner sees what the agent saw
+        import signal
+
         signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
         return 128 - code
