@@ -193,3 +193,84 @@ def test_the_sandboxs_mountinfo_names_no_host_path_but_its_own_directory(repo_co
     assert roots and all(root.startswith(allowed) for root in roots), roots
     for host in (str(repo_copy), str(Path.home()), sys.prefix):
         assert host not in text
+
+
+def _connect_via(path: Path, target: str) -> bytes:
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(str(path))
+        s.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+        reply = s.recv(200)
+        if reply.startswith(b"HTTP/1.1 200"):
+            s.sendall(b"ping")
+            s.shutdown(socket.SHUT_WR)
+            reply += s.recv(200)
+        return reply
+
+
+def test_the_connect_proxy_tunnels_to_exactly_the_declared_hosts(tmp_path: Path):
+    from skill_eval.harness.runner.connect import ConnectProxy
+
+    target = socket.socket()
+    target.bind(("127.0.0.1", 0))
+    target.listen(2)
+    port = target.getsockname()[1]
+
+    def echo() -> None:
+        conn, _ = target.accept()
+        with conn:
+            conn.sendall(b"echo:" + conn.recv(100))
+
+    threading.Thread(target=echo, daemon=True).start()
+    proxy = ConnectProxy((f"127.0.0.1:{port}",), allow_loopback=True).start(str(tmp_path / "c.sock"))
+    try:
+        assert _connect_via(tmp_path / "c.sock", f"127.0.0.1:{port}").endswith(b"\r\n\r\necho:ping")
+        assert _connect_via(tmp_path / "c.sock", "127.0.0.1:1").startswith(b"HTTP/1.1 403")  # another port
+        assert _connect_via(tmp_path / "c.sock", "registry.npmjs.org:443").startswith(b"HTTP/1.1 403")
+    finally:
+        proxy.stop()
+        target.close()
+    assert proxy.stats == {"tunnels": 1, "refused": 2, "failed": 0}
+    assert proxy.refusals == ["CONNECT 127.0.0.1:1 HTTP/1.1", "CONNECT registry.npmjs.org:443 HTTP/1.1"]
+    strict = ConnectProxy((f"127.0.0.1:{port}",)).start(str(tmp_path / "s.sock"))  # the real default
+    try:  # declared, but the runner's own loopback: never a task's host (502, not the agent's violation)
+        assert _connect_via(tmp_path / "s.sock", f"127.0.0.1:{port}").startswith(b"HTTP/1.1 502")
+    finally:
+        strict.stop()
+    assert strict.stats == {"tunnels": 0, "refused": 0, "failed": 1} and not (tmp_path / "s.sock").exists()
+
+
+CONNECT_PROBE = r"""
+import json, os, socket
+def ask(target):
+    s = socket.create_connection(("127.0.0.1", 47081), timeout=20)
+    s.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+    return s.recv(100).split(b"\r\n")[0].decode()
+print("PROBE " + json.dumps({"proxy": os.environ.get("HTTPS_PROXY"), "declared": ask("task-host.invalid:443"),
+                              "other": ask("registry.npmjs.org:443")}))
+"""
+
+
+@needs_bwrap
+def test_a_scenario_s_declared_host_is_the_only_connect_the_sandbox_gets(repo_copy: Path, capsys):
+    scenarios = repo_copy / "agent-evals/skills/scenarios.yaml"
+    text = scenarios.read_text()
+    marker = "  - id: review-removed-export\n"
+    assert marker in text
+    scenarios.write_text(text.replace(marker, marker + "    network_hosts: [task-host.invalid]\n", 1))
+    rel = "agent-evals/skills/model-scripts/connect-probe.yaml"
+    (repo_copy / rel).write_text("\n".join(["schema_version: 1", "description: connect probe", "turns:", "  - tools:",
+                                            "      - shell: " + json.dumps(f"python3 -c {shlex.quote(CONNECT_PROBE)}"),
+                                            "  - final: done", ""]))
+    main(["run", "--root", str(repo_copy), "review-removed-export", "--agent", "scripted", "--model-server",
+          f"scripted:{rel}", "--no-trigger", "-k", "1", "-j", "1", "--run-id", "connect-probe"])
+    capsys.readouterr()
+    bundle = repo_copy / "agent-evals/skills/evidence/abi-compat-review/skill-agent/connect-probe/review-removed-export/0"
+    meta = json.loads((bundle / "meta.json").read_text())
+    result = _probe_result(bundle)
+    assert result == {"proxy": "http://127.0.0.1:47081", "declared": "HTTP/1.1 502 Bad Gateway",  # no internet here
+                      "other": "HTTP/1.1 403 Forbidden"}
+    assert meta["extra"]["network_hosts"] == ["task-host.invalid"]
+    assert meta["extra"]["connect"] == {"tunnels": 0, "refused": 1, "failed": 1,
+                                        "refusals": ["CONNECT registry.npmjs.org:443 HTTP/1.1"]}
+    events = [json.loads(line) for line in (bundle / "events.jsonl").read_text().splitlines()]
+    assert {"type": "policy_violation", "source": "connect", "request": "CONNECT registry.npmjs.org:443 HTTP/1.1"} in events

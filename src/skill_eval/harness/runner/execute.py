@@ -382,7 +382,8 @@ def run_item(cfg: Config, item: RunItem, opts: RunOptions, cur: freshness.Curren
         script_file = (script_rel, _read_model_script(cfg.root / script_rel)) \
             if script_rel and not adapter.model_server_kind else None
         with AgentLaunch(box, adapter, opts, level=level, hidden_from=(cfg.root, parent), script=script,
-                         script_file=script_file, binary=agent_info.get("binary")) as launch:
+                         script_file=script_file, binary=agent_info.get("binary"),
+                         hosts=item.scenario.network_hosts if item.scenario else ()) as launch:
             spec = launch.prepare(prompt, seed=item_seed(opts.seed, item))
             names = installed_skills(item, cur)
             skill_dirs = [lay.host(d) for d in spec.skill_dirs]  # the runner installs and attests on the host side

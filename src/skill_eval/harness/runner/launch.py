@@ -33,6 +33,7 @@ from skill_eval.harness.modelserver import start_server
 from skill_eval.harness.modelserver.common import ServerHandle
 from skill_eval.harness.modelserver.script import ModelScript
 from skill_eval.harness.runner import isolation, layout, network
+from skill_eval.harness.runner.connect import ConnectProxy
 from skill_eval.harness.runner.proxy import CredentialProxy, Upstream
 from skill_eval.harness.runner.sandbox import Sandbox
 from skill_eval.harness.runner.secrets import check_injectable, injected_secrets
@@ -186,7 +187,7 @@ class AgentLaunch:
 
     def __init__(self, box: Sandbox, adapter: Adapter, opts: RunOptions, *, level: str, hidden_from: tuple[Path, Path],
                  script: ModelScript | None = None, script_file: tuple[str, bytes] | None = None,
-                 binary: str | None = None, limits: network.Limits | None = None) -> None:
+                 binary: str | None = None, limits: network.Limits | None = None, hosts: tuple[str, ...] = ()) -> None:
         assert box.layout is not None
         self.box, self.adapter, self.opts, self.level = box, adapter, opts, level
         self.lay = box.layout
@@ -196,6 +197,8 @@ class AgentLaunch:
         self.limits = limits or network.Limits()
         self.server: ServerHandle | None = None
         self.proxy: CredentialProxy | None = None
+        self.hosts = tuple(hosts)  # hosts the task needs (a scenario's network_hosts)
+        self.connect: ConnectProxy | None = None
         self.spec: LaunchSpec | None = None
         self.injected: dict[str, str] = {}
 
@@ -209,6 +212,8 @@ class AgentLaunch:
     def close(self) -> None:
         if self.proxy is not None:
             self.proxy.stop()
+        if self.connect is not None:
+            self.connect.stop()
         if self.server is not None:
             self.server.stop()
 
@@ -281,6 +286,8 @@ class AgentLaunch:
         listens = []
         if self.proxy is not None:
             listens.append((network.PROXY_PORT, self.lay.visible(self.box.run_dir / network.PROXY_SOCKET)))
+        if self.connect is not None:
+            listens.append((network.CONNECT_PORT, self.lay.visible(self.box.run_dir / network.CONNECT_SOCKET)))
         return [*network.bridge_argv(layout.sandbox_python()[0], program, listens, self.limits), *argv]
 
     # -- the agent ----------------------------------------------------------------------------
@@ -292,6 +299,9 @@ class AgentLaunch:
         for rel, data in spec.home_files.items():
             _write_private(box.home / rel, data)
         env = {**box.env, **{k: v for k, v in spec.env.items() if k != "PATH"}}
+        if self.hosts and self.network == "proxy-only":  # the task's hosts: through the CONNECT proxy only
+            self.connect = ConnectProxy(self.hosts).start(str(box.run_dir / network.CONNECT_SOCKET))
+            env.update(network.connect_env())
         self.injected = injected_secrets(env, spec.credential_vars)  # redacted by exact value, any length
         check_injectable(self.injected)
         raw_out, raw_err = box.root / "raw" / "stream.jsonl", box.root / "raw" / "stderr.log"
@@ -307,6 +317,8 @@ class AgentLaunch:
             code, timed_out, stopped = 127, False, False
             infra.append(f"the agent could not be started: {exc.strerror or exc}")
         wall = round(time.monotonic() - t0, 3)
+        if self.connect is not None:
+            self.connect.stop()
         if self.proxy is not None:
             self.proxy.stop()  # the token is dead with the run
             if self.proxy.refusals:  # a request the CLI is known to make, refused: the recording is broken
@@ -317,7 +329,9 @@ class AgentLaunch:
     def violation_events(self) -> list[dict[str, str]]:
         """One `policy_violation` event per request the proxy refused as outside the adapter's allow-list."""
         listed = self.proxy.violations if self.proxy is not None else []
-        return [{"type": "policy_violation", "source": "proxy", "request": v} for v in listed]
+        tunnels = self.connect.refusals if self.connect is not None else []
+        return ([{"type": "policy_violation", "source": "proxy", "request": v} for v in listed]
+                + [{"type": "policy_violation", "source": "connect", "request": v} for v in tunnels])
 
     def meta_extra(self) -> dict[str, Any]:
         """What meta.extra records of the launch: credentials and the proxy's counts, the limits."""
@@ -328,4 +342,8 @@ class AgentLaunch:
             out = {"credentials": "proxied" if self.proxy.upstream.credential else "none", "proxy": stats}
         if self.network == "proxy-only":
             out["limits"] = self.limits.as_dict()
+        if self.hosts:
+            out["network_hosts"] = list(self.hosts)
+            if self.connect is not None:
+                out["connect"] = {**self.connect.stats, **({"refusals": self.connect.refusals} if self.connect.refusals else {})}
         return out

@@ -94,6 +94,13 @@ def bridge_argv(python: str, program: str, listens: list[tuple[int, str]], limit
     return [*argv, "--"]
 
 
+def connect_env() -> dict[str, str]:
+    """The agent's proxy variables when its scenario declares hosts (the model proxy stays direct)."""
+    url = inside_url(CONNECT_PORT)
+    return {"HTTPS_PROXY": url, "https_proxy": url, "HTTP_PROXY": url, "http_proxy": url,
+            "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+
+
 def inside_url(port: int, path: str = "") -> str:
     """The base URL the agent uses for a bridged port (its own loopback)."""
     return f"http://127.0.0.1:{port}{path}"
