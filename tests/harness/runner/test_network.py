@@ -98,7 +98,7 @@ def test_nothing_of_the_host_network_is_reachable_from_the_real_runner(repo_copy
         server.shutdown()
         host_abstract.close()
     assert meta["isolation"] == "bwrap" and meta["network"] == "proxy-only"
-    assert set(meta["extra"]["limits"]) == {"processes", "file_bytes", "memory_bytes"}
+    assert set(meta["extra"]["limits"]) == {"processes", "file_bytes", "memory_bytes", "processes_by"}
     assert result["loopback"] == "errno 111"  # nothing listens on the sandbox's own loopback at that port
     assert result["outside"] == "errno 101"  # ENETUNREACH: no route out, no timeout needed
     assert result["abstract"] == "errno 111"  # abstract sockets belong to the network namespace
@@ -274,3 +274,43 @@ def test_a_scenario_s_declared_host_is_the_only_connect_the_sandbox_gets(repo_co
                                         "refusals": ["CONNECT registry.npmjs.org:443 HTTP/1.1"]}
     events = [json.loads(line) for line in (bundle / "events.jsonl").read_text().splitlines()]
     assert {"type": "policy_violation", "source": "connect", "request": "CONNECT registry.npmjs.org:443 HTTP/1.1"} in events
+
+
+FORK_PROBE = r"""
+import os, time
+n = 0
+try:
+    while n < 3000:
+        if os.fork() == 0:
+            time.sleep(3)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    print(f"PROBE {{\"forked\": {n}, \"errno\": {e.errno}}}")
+else:
+    print(f"PROBE {{\"forked\": {n}, \"errno\": null}}")
+"""
+
+
+@needs_bwrap
+def test_the_agents_processes_are_capped(repo_copy: Path, capsys):
+    """As root the kernel ignores RLIMIT_NPROC: the sandbox's own pids cgroup holds the cap (where the runner
+    can make one; meta says which limit held)."""
+    group = network.pids_cgroup("probe-check", 8)
+    network.remove_cgroup(group)
+    if group is None:
+        pytest.skip("no writable pids cgroup here: only RLIMIT_NPROC (not applied to uid 0)")
+    rel = "agent-evals/skills/model-scripts/fork-probe.yaml"
+    (repo_copy / rel).write_text("\n".join(["schema_version: 1", "description: fork probe", "turns:", "  - tools:",
+                                            "      - shell: " + json.dumps(f"python3 -c {shlex.quote(FORK_PROBE)}"),
+                                            "  - final: done", ""]))
+    main(["run", "--root", str(repo_copy), "review-removed-export", "--agent", "scripted", "--model-server",
+          f"scripted:{rel}", "--no-trigger", "-k", "1", "-j", "1", "--run-id", "fork-probe"])
+    capsys.readouterr()
+    bundle = repo_copy / "agent-evals/skills/evidence/abi-compat-review/skill-agent/fork-probe/review-removed-export/0"
+    meta = json.loads((bundle / "meta.json").read_text())
+    result = _probe_result(bundle)
+    assert meta["extra"]["limits"]["processes_by"] == "cgroup"
+    assert result["errno"] == 11 and result["forked"] < network.PROCESS_BUDGET  # EAGAIN at the cap
+    leftovers = list(group.parent.glob("skill-eval-*"))
+    assert leftovers == []  # each sandbox's cgroup is removed with it

@@ -201,6 +201,7 @@ class AgentLaunch:
         self.connect: ConnectProxy | None = None
         self.spec: LaunchSpec | None = None
         self.injected: dict[str, str] = {}
+        self.processes_by = "rlimit"  # or "cgroup": what caps the agent's processes (uid 0 ignores RLIMIT_NPROC)
 
     def __enter__(self) -> AgentLaunch:
         return self
@@ -307,15 +308,19 @@ class AgentLaunch:
         raw_out, raw_err = box.root / "raw" / "stream.jsonl", box.root / "raw" / "stderr.log"
         view = isolation.agent_view(*self.hidden_from, lay, python_prefix=layout.sandbox_python()[1]) if lay.fixed else None
         isolation.prepare_tree(self.level, [box.work, box.home, box.tmp])
+        cmd = isolation.wrap(self.level, self._argv(spec.argv), view, network=self.network != "proxy-only")
+        group = network.pids_cgroup(box.root.name, self.limits.processes) if self.network == "proxy-only" else None
+        self.processes_by = "cgroup" if group is not None else "rlimit"
+        cmd.argv = [*network.cgroup_prefix(group), *cmd.argv]
         t0 = time.monotonic()
         infra: list[str] = []
         try:
-            code, timed_out, stopped = spawn(isolation.wrap(self.level, self._argv(spec.argv), view,
-                                                            network=self.network != "proxy-only"),
-                                             box.work, env, spec.stdin, raw_out, raw_err, timeout, stop_when)
+            code, timed_out, stopped = spawn(cmd, box.work, env, spec.stdin, raw_out, raw_err, timeout, stop_when)
         except OSError as exc:
             code, timed_out, stopped = 127, False, False
             infra.append(f"the agent could not be started: {exc.strerror or exc}")
+        finally:
+            network.remove_cgroup(group)
         wall = round(time.monotonic() - t0, 3)
         if self.connect is not None:
             self.connect.stop()
@@ -341,7 +346,7 @@ class AgentLaunch:
                                      **({"violations": self.proxy.violations} if self.proxy.violations else {})}
             out = {"credentials": "proxied" if self.proxy.upstream.credential else "none", "proxy": stats}
         if self.network == "proxy-only":
-            out["limits"] = self.limits.as_dict()
+            out["limits"] = {**self.limits.as_dict(), "processes_by": self.processes_by}
         if self.hosts:
             out["network_hosts"] = list(self.hosts)
             if self.connect is not None:

@@ -18,13 +18,16 @@ The bridge also sets the agent's resource limits (rlimits, inherited by everythi
 processes (RLIMIT_NPROC counts every process of the uid on the host, so the limit is the uid's
 count at launch plus PROCESS_BUDGET), the size of any one file it writes, and its private writable
 memory (RLIMIT_DATA: unlike RLIMIT_AS it leaves the large address-space reservations of the
-JavaScript engines alone).
+JavaScript engines alone). The kernel never applies RLIMIT_NPROC to uid 0, so where the runner can
+make a pids cgroup (cgroup v1 `pids`, or v2 with the pids controller) the sandbox runs in its own,
+capped at PROCESS_BUDGET (`pids_cgroup`; meta.extra.limits.processes_by says which held).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -39,7 +42,8 @@ PROXY_SOCKET = "proxy.sock"  # in the sandbox's run/ directory (layout.SOCK insi
 CONNECT_SOCKET = "connect.sock"
 BRIDGE_FILE = "bridge.py"  # in the sandbox's agent/ directory (layout.AGENT inside)
 PROCESS_BUDGET = 512
-FILE_IO_HELPERS = ("install_bridge",)
+FILE_IO_HELPERS = ("install_bridge", "pids_cgroup", "_own_cgroup")
+CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
 def of(level: str) -> Network:
@@ -72,6 +76,61 @@ def _processes_of_uid(uid: int) -> int:
             except OSError:
                 continue
     return count
+
+
+def _own_cgroup(controller: str) -> tuple[Path, str] | None:
+    """(the mount of `controller`'s hierarchy, this process's cgroup in it), or None."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, names, path = line.split(":", 2)
+        if controller in names.split(","):
+            return CGROUP_ROOT / controller, path
+    v2 = [line.split(":", 2)[2] for line in lines if line.startswith("0::")]
+    try:
+        if v2 and controller in (CGROUP_ROOT / "cgroup.controllers").read_text().split():
+            return CGROUP_ROOT, v2[0]
+    except OSError:
+        pass
+    return None
+
+
+def pids_cgroup(name: str, budget: int) -> Path | None:
+    """A pids cgroup for one sandbox, capped at `budget` processes, or None where none can be made."""
+    own = _own_cgroup("pids")
+    if own is None:
+        return None
+    mount, path = own
+    group = mount / path.strip("/") / f"skill-eval-{name}"
+    try:
+        group.mkdir()
+        (group / "pids.max").write_text(str(budget))
+    except OSError:
+        remove_cgroup(group)
+        return None
+    return group
+
+
+def remove_cgroup(group: Path | None) -> None:
+    """Remove a sandbox's cgroup (its processes are gone: the runner killed the whole group)."""
+    for _ in range(40 if group is not None else 0):  # the killed namespace's last processes may take a moment
+        try:
+            group.rmdir()  # type: ignore[union-attr]  # the loop runs only for a group
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.05)
+
+
+def cgroup_prefix(group: Path | None) -> list[str]:
+    """A command prefix that moves itself into `group` and then execs the rest (nothing escapes the
+    cgroup by being forked before the runner could move it)."""
+    if group is None:
+        return []
+    return ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(group)]
 
 
 def install_bridge(agent_dir: Path) -> Path:
