@@ -65,7 +65,7 @@ def synthesize(cfg: config.Config, catalog: Catalog, dest: Path, n: int) -> list
                 "run_id": "bench", "k": i % cfg.k, "agent": {"name": "bench", "version": "1"}, "model": "scripted:bench",
                 "adapter_tier": "1", "runner_version": "bench", "digests": {}, "observed_inputs": [],
                 "started_at": "2026-11-30T00:00:00Z", "finished_at": "2026-11-30T00:00:01Z", "status": "complete",
-                "isolation": "none", "network": "host", "outcome": "completed"}
+                "isolation": "none", "outcome": "completed"}
         final = envelope(claim) if claim else "The library is API_BREAK.\n"
         paths.append(write_bundle(dest / f"b{i:05d}", meta=meta, calls=[call], final=final, subject=cfg.subject,
                                   events=[{"type": "skill_activated", "skill": sc.skill, "tier": "1"}]))

@@ -396,7 +396,7 @@ def meta_for(spec: dict, scenario: evals.Scenario | None) -> dict:
          "adapter_tier": "1", "runner_version": "golden", "digests": {}, "observed_inputs": [],
          "started_at": RUN_AT, "finished_at": RUN_AT, "status": "complete", "scripted": True,
          # the golden builder runs its calls without any agent sandbox; the scripted agent finished
-         "isolation": "none", "network": "host", "outcome": spec.get("outcome", "completed"),
+         "isolation": "none", "outcome": spec.get("outcome", "completed"),
          "extra": {"golden": spec["id"], "generator": "scripts/make_golden.py"}}
     if scenario is not None:
         m.update(kind="behavioral", scenario=scenario.id, skill=scenario.skill)

@@ -88,8 +88,7 @@ def rubric_version(cfg: config.Config) -> str:
 
 def record_run(cfg: config.Config, scenario: str, arm: str, k: int, *, isolation: str = "bwrap", verdict: str | None = None, judged: bool = True,
                scripted: bool = False, status: str = "complete", root: Path | None = None, run_id: str = "run1",
-               released_digest: str | None = None, model_source: str = MODEL_SOURCE, agent: str = "claude-code",
-               network: str | None = None) -> Path:
+               released_digest: str | None = None, model_source: str = MODEL_SOURCE, agent: str = "claude-code") -> Path:
     want, code, fixture = VERDICT[scenario]
     verdict = verdict or want
     skill = SKILL[scenario]
@@ -98,8 +97,7 @@ def record_run(cfg: config.Config, scenario: str, arm: str, k: int, *, isolation
     if not arm.startswith("released:"):
         digests[f"skill:{skill}"] = cur.digest(f"skill:{skill}")
     meta: dict[str, Any] = {
-        "schema_version": FORMATS["meta"], "isolation": isolation,
-        "network": network or ("proxy-only" if isolation == "bwrap" else "host"), "outcome": outcomes.derive(status, "" if status == "complete" else "timeout"),
+        "schema_version": FORMATS["meta"], "isolation": isolation, "outcome": outcomes.derive(status, "" if status == "complete" else "timeout"),
         "kind": "behavioral", "arm": arm, "run_id": run_id, "k": k, "skill": skill, "scenario": scenario,
         "agent": {"name": agent, "version": "2.0", "binary_sha256": "a" * 64}, "model": "real-model-1",
         "adapter_tier": "1", "runner_version": "0.1.0", "digests": digests, "observed_inputs": [],

@@ -87,8 +87,6 @@ def written_events() -> set[str]:
                 literal = node.args[0]
             elif isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["event"]:
                 literal = node.value
-            elif isinstance(node, ast.ListComp) and isinstance(node.elt, ast.Dict) and "events" in path.read_text():
-                literal = node.elt  # [{"type": "policy_violation", ...} for v in ...]
             if not isinstance(literal, ast.Dict):
                 continue
             fields = dict(zip([getattr(k, "value", None) for k in literal.keys], literal.values, strict=True))
@@ -109,24 +107,7 @@ def written_extra() -> set[str]:
             for key, value in zip(node.keys, node.values, strict=True):
                 if isinstance(key, ast.Constant) and key.value == "extra" and isinstance(value, ast.Dict):
                     out |= {f"meta:extra.{k}" for k in _str_keys(value)}
-    return out | launch_extra()
-
-
-def launch_extra() -> set[str]:
-    """The keys `AgentLaunch.meta_extra` (runner/launch.py) adds to meta.extra: its `out` dict's literal keys
-    and `out["key"] = ...` assignments."""
-    tree = ast.parse((HARNESS / "runner" / "launch.py").read_text())
-    fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "meta_extra")
-    keys: set[str] = set()
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["out"] \
-                and isinstance(node.value, ast.Dict):
-            keys |= set(_str_keys(node.value))
-        elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript) \
-                and getattr(node.targets[0].value, "id", None) == "out" and isinstance(node.targets[0].slice, ast.Constant):
-            keys.add(str(node.targets[0].slice.value))
-    assert keys, "runner/launch.py meta_extra changed shape: this reader of it found no key"
-    return {f"meta:extra.{k}" for k in keys}
+    return out
 
 
 def recorded() -> set[str]:

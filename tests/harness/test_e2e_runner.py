@@ -31,11 +31,6 @@ def test_real_cli_records_a_bundle_that_grades_clean(repo_copy, capsys, agent):
     bundle = repo_copy / f"agent-evals/skills/evidence/abi-compat-review/skill-agent/e2e-{agent}/review-removed-export/0"
     meta = json.loads((bundle / "meta.json").read_text())
     assert meta["agent"]["name"] == agent and meta["adapter_tier"] == tier and meta["model"].startswith("scripted:")
-    # issue 34 items 4-5: behind bubblewrap the CLI's only way out is the proxy, and it asked for nothing
-    # outside its adapter's allow-list (nor was anything it is known to send refused)
-    assert meta["network"] == ("proxy-only" if meta["isolation"] == "bwrap" else "host")
-    proxy = meta["extra"]["proxy"]
-    assert proxy["forwarded"] >= 1 and proxy["violations"] == proxy["refused"] == 0, proxy
     events = [json.loads(line) for line in (bundle / "events.jsonl").read_text().splitlines()]
     assert {"type": "skill_activated", "skill": "abi-compat-review", "tier": tier} in events
     calls = [json.loads(line) for line in (bundle / "calls.jsonl").read_text().splitlines()]
@@ -181,33 +176,3 @@ def test_the_real_key_never_enters_the_sandbox(repo_copy, capsys, monkeypatch, a
     assert found, raw[-2000:]
     assert int(found.group(1)) == 0 and int(found.group(2)) > 20, found.group(0)
     assert key not in raw and rc in (0, 1)
-
-
-def test_an_agent_request_outside_the_provider_api_is_a_policy_violation(repo_copy, capsys):
-    """issue 34 item 5, end to end: the real Claude Code CLI, behind bubblewrap, sends its proxy a DELETE on an
-    admin path with its own token: nothing is forwarded, the bundle says policy_violation and grades failed."""
-    import shlex
-
-    from test_integrity import write_script
-
-    binary = BIN / "claude"
-    if not binary.exists():
-        pytest.skip("claude not installed: run `python scripts/install_agent_clis.py`")
-    probe = ("import os, urllib.request as u\n"
-             "r = u.Request(os.environ['ANTHROPIC_BASE_URL'] + '/v1/organizations/keys/1', method='DELETE',\n"
-             "              headers={'x-api-key': os.environ.get('ANTHROPIC_API_KEY', '')})\n"
-             "try:\n    u.urlopen(r)\nexcept Exception as e:\n    print('refused', getattr(e, 'code', e))\n")
-    script = write_script(repo_copy, "proxy-violation", [f"python3 -c {shlex.quote(probe)}"])
-    main(["run", "--root", str(repo_copy), "review-removed-export", "--agent", "claude-code", "--agent-binary", str(binary),
-          "--model-server", f"scripted:{script}", "--no-trigger", "-k", "1", "--run-id", "e2e-violation", "--timeout", "120"])
-    bundle = repo_copy / "agent-evals/skills/evidence/abi-compat-review/skill-agent/e2e-violation/review-removed-export/0"
-    meta = json.loads((bundle / "meta.json").read_text())
-    assert b"refused 403" in (bundle / "raw/stream.jsonl").read_bytes()
-    assert meta["extra"]["proxy"]["violations"] == ["DELETE /v1/organizations/keys/1 [x-api-key]"]
-    events = [json.loads(line) for line in (bundle / "events.jsonl").read_text().splitlines()]
-    assert [e for e in events if e["type"] == "policy_violation"] == [
-        {"type": "policy_violation", "source": "proxy", "request": "DELETE /v1/organizations/keys/1 [x-api-key]"}]
-    capsys.readouterr()
-    main(["grade", "--root", str(repo_copy), "--json", str(bundle)])
-    grade = json.loads(capsys.readouterr().out)
-    assert grade["passed"] is False and "policy_violation" in json.dumps(grade)

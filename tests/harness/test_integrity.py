@@ -271,7 +271,6 @@ def test_weaker_isolation_levels_record_and_say_so(repo_copy: Path, monkeypatch,
     b = bundle(repo_copy, f"weak-{level}")
     meta = json.loads((b / "meta.json").read_text())
     assert meta["isolation"] == level and meta["outcome"] == "completed"
-    assert meta["network"] == "host" and "limits" not in meta["extra"]  # the runner's network: never proxy-only
     (call,) = calls_of(b)
     assert call["exit_code"] == 4 and len(call["inputs"]) == 2
 

@@ -116,9 +116,9 @@ def _stage(args: argparse.Namespace) -> int:
         # the candidate: a dirty or unnamed HEAD is refused before anything is recorded or judged
         cand = candidate_mod.settle(candidate_mod.inspect(cfg.root), args.allow_dirty_candidate)
         if args.run:
-            from skill_eval.reporting.release import arms
+            from skill_eval.reporting.release import record
 
-            arms.record_session(cfg, out_dir=out, session=session, released_ref=args.released, args=args)
+            record.record_session(cfg, out_dir=out, session=session, released_ref=args.released, args=args)
         if ep is not None:
             judged = _judge(cfg, ep, out / session / "raw", ps.kappa_floor)
     checks = pr.credential_free_checks(cfg, tuple(args.skip))

@@ -81,7 +81,6 @@ class Scenario:
     mode: str | None = None  # one of [evals.modes] (None: the host declares no modes)
     seed: Seed | None = None  # fixtures/<fixture>/seed.json, run by the runner before setup and the agent
     verdict: bool = True  # a verdict question (category A/B of a verdict skill): dimensions 2, 3 and 6 apply
-    network_hosts: tuple[str, ...] = ()  # hosts the task needs: the runner allows CONNECT to exactly these
 
     @property
     def ready(self) -> bool:
@@ -331,7 +330,6 @@ def _build_one(cfg: Config, path: Path, truth: dict[str, TruthCase], rec: dict[s
         setup=tuple(tuple(a) for a in rec.get("setup", ())), actions=tuple(tuple(a) for a in rec.get("actions", ())),
         oracle=rec.get("oracle", {}), expected=expected, holdout=rec.get("holdout", False), mode=rec.get("mode"),
         seed=seed, verdict=not oracle_case and cfg.subject.verdict_skill(rec["skill"]),
-        network_hosts=tuple(rec.get("network_hosts", ())),
     )
 
 

@@ -17,7 +17,7 @@ from skill_eval.core.errors import InputError
 # format name -> the version this skill-eval writes (and the newest it reads)
 FORMATS: dict[str, int] = {
     "config": 1,
-    "meta": 3,  # v2: isolation, outcome (runner-executed subject calls, OS sandbox); v3: network
+    "meta": 2,  # v2: isolation, outcome (runner-executed subject calls, OS sandbox)
     "call": 2,  # v2: inputs (digests of the files the subject read), recorded by the runner
     "facts": 2,  # v2: `case` (the sandbox name) and `seed` (receipts of the runner-executed seed recipe)
     "seed": 1,  # fixtures/<case>/seed.json: the runner-executed initialization recipe
@@ -105,14 +105,6 @@ def _meta_1_to_2(record: dict[str, Any]) -> dict[str, Any]:
     record.setdefault("isolation", "none")
     if outcome is not None:
         record.setdefault("outcome", outcome)
-    return record
-
-
-@migration("meta", 2)
-def _meta_2_to_3(record: dict[str, Any]) -> dict[str, Any]:
-    """v2 bundles were recorded with the agent sharing the runner's network (bubblewrap did not
-    unshare it before v3): `network` is "host", whatever the isolation level."""
-    record.setdefault("network", "host")
     return record
 
 

@@ -39,8 +39,7 @@ SEAL, SIG = "seal.json", "seal.sig"
 # the seal's own files, and the judge's later layer (bound by its own signature: grading/judgments.py)
 UNSEALED = frozenset({SEAL, SIG, "judgments.json", "judgments.sig"})
 SEAL_VERSION = formats.FORMATS["seal"]
-IDENTITY = ("kind", "arm", "run_id", "k", "skill", "scenario", "prompt_id", "model", "scripted", "isolation", "network",
-            "status")
+IDENTITY = ("kind", "arm", "run_id", "k", "skill", "scenario", "prompt_id", "model", "scripted", "isolation", "status")
 MAX_SIG_BYTES = 1 << 14
 MAX_SEAL_BYTES = 1 << 22
 KEY_ENV = "SKILL_EVAL_SIGNING_KEY"  # the private key file (or the public key of one in ssh-agent) the recorder signs with

@@ -75,11 +75,6 @@ EVENTS: dict[str, Reader] = {
                                                     "sealed complete is incomplete (graders.recorded), trigger bundles too"),
     "event:run_error.reason": read("bundle", why="its kind: only the runner's own stop after an observed activation "
                                                  "(incomplete_stream/agent_error) is excused in a trigger bundle"),
-    "event:policy_violation": read("bundle", why="the agent sent its proxy a request outside the provider API, or a "
-                                                 "CONNECT to an undeclared host: the bundle fails"),
-    "event:policy_violation.request": read("bundle", why="named in the bundle check's reason"),
-    "event:policy_violation.source": info("which door refused it (the provider proxy or the CONNECT proxy); the "
-                                          "violation fails the bundle either way"),
 }
 
 _SHOWN = "shown in reports and the release snapshot; decides no verdict"
@@ -117,7 +112,6 @@ META: dict[str, Reader] = {
     "meta:status": read("bundle", why="anything but complete is incomplete evidence"),
     "meta:status_reason": info("why a bundle is not complete: quoted in the bundle check's reason"),
     "meta:isolation": read("release", why="a release counts only bwrap-isolated runs"),
-    "meta:network": read("release", why="a release counts only proxy-only runs (the sandbox's own network namespace)"),
     "meta:outcome": read("2", "bundle", "scorecard", why="a run not completed has no claim (dimension 2); it must "
                                                           "agree with status; infra_error runs are not scored"),
     "meta:scripted": read("cell", "release", why="scripted turns form their own cell and never count for a release"),
@@ -143,12 +137,6 @@ META: dict[str, Reader] = {
     "meta:extra.path_placeholders": info("counts of machine-local paths replaced by placeholders: bookkeeping"),
     "meta:extra.reported_model": info("the model id the stream reported: " + _SHOWN),
     "meta:extra.credentials": info("proxied / none / unknown: " + _SHOWN),
-    "meta:extra.limits": info("the sandbox's resource limits (processes, file size, memory) and how processes were "
-                              "capped: " + _SHOWN),
-    "meta:extra.network_hosts": info("the hosts a scenario declared for CONNECT (the scenario, which is digested, is "
-                                     "what allows them; a CONNECT elsewhere is a policy_violation event): " + _SHOWN),
-    "meta:extra.connect": info("the CONNECT proxy's counts and refusals (refusals are also policy_violation events): "
-                               + _SHOWN),
     "meta:extra.proxy": info("the credential proxy's counts and refusals: " + _SHOWN),
     "meta:extra.package": info("the agent CLI's package pin: " + _SHOWN),
     "meta:extra.signed": info("an imported trial says it is not signed by a recorder: its seal state is what counts"),

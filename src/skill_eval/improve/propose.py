@@ -182,7 +182,7 @@ def _record(cfg: Config, staged: Staged, cases: list[FailingCase], run: AgentRun
         "cases": [c.as_json() for c in cases],
         "check_problems": problems,
         "agent": {"adapter": run.adapter, "model": run.model, "model_source": run.model_source,
-                  "isolation": run.isolation, "network": run.network, "exit_code": run.exit_code, "stop_reason": run.stop_reason,
+                  "isolation": run.isolation, "exit_code": run.exit_code, "stop_reason": run.stop_reason,
                   "errors": run.errors, "seconds": run.seconds, "usage": run.usage, "summary": run.final_text,
                   "context_file": CONTEXT_FILE},
         "next": [f"review {shown}", f"git apply {shown}   (from the repository root)",

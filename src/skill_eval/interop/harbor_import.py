@@ -247,7 +247,7 @@ def bundle_files(t: Trial, sc: Scenario, subject: SubjectProfile | None, job_dir
         "k": k, "agent": {"name": str(info["name"]), "version": str(info.get("version") or "unknown")}, "model": model,
         "adapter_tier": "manual", "runner_version": f"harbor (imported by skill-eval import harbor from {job_dir.name})",
         "digests": _task_digest(t, sc), "observed_inputs": [], "started_at": t.started_at,
-        "finished_at": t.finished_at, "status": status, "isolation": "none", "network": "host", "outcome": outcome,
+        "finished_at": t.finished_at, "status": status, "isolation": "none", "outcome": outcome,
         "status_reason": reason, "scripted": False,
         "extra": {"origin": ORIGIN, "signed": False, "credentials": "unknown",
                   "harbor": {"job": job_dir.name, "trial": t.trial_name, "trial_id": t.trial_id, "task": t.task_name,

@@ -182,7 +182,7 @@ def meta(scenario_id="breaking", *, kind="behavioral", arm="skill-agent", tier="
          "agent": {"name": "scripted", "version": "1"}, "model": "scripted:abc", "adapter_tier": tier,
          "runner_version": "0.1.0", "digests": {}, "observed_inputs": [], "started_at": "2026-11-30T00:00:00Z",
          "finished_at": "2026-11-30T00:01:00Z", "status": "complete",
-         "isolation": "none", "network": "host", "outcome": "completed"}
+         "isolation": "none", "outcome": "completed"}
     if kind == "behavioral":
         m["scenario"] = scenario_id
     else:

@@ -227,15 +227,6 @@ def test_run_error_is_never_a_clean_pass(cfg, tmp_path):
     assert f == [2, 6, "bundle"]
 
 
-def test_a_policy_violation_of_the_proxy_fails_the_bundle(cfg, tmp_path):
-    """issue 34 item 5: the agent sent its credential proxy a request outside the provider API."""
-    assert fails(cfg, tmp_path, "breaking", [compare("BREAKING")], claim("BREAKING"))[0] == []
-    events = activated() + [{"type": "policy_violation", "source": "proxy", "request": "DELETE /v1/admin [x-api-key]"}]
-    f, g = fails(cfg, tmp_path, "breaking", [compare("BREAKING")], claim("BREAKING"), events=events, name="v")
-    assert f == ["bundle"] and not g.passed()
-    assert "policy_violation: DELETE /v1/admin" in reasons(g, "bundle")
-
-
 @pytest.mark.parametrize("unresolved", [(), ("  ",), ("\t", " \n")])
 def test_blank_unresolved_fails_2(cfg, tmp_path, unresolved):
     c = claim("BREAKING", confident=False, kind="evidence_too_shallow", unresolved=unresolved)

@@ -155,18 +155,18 @@ def test_the_token_is_swapped_for_the_real_credential_in_the_same_form(upstream,
     assert resp_headers["x-request-id"] == "req-42"
     [seen] = upstream.seen
     expected = {"x-api-key": ("x-api-key", REAL), "bearer": ("authorization", f"Bearer {REAL}"),
-                "x-goog-api-key": ("x-goog-api-key", REAL), "query": ("x-goog-api-key", REAL)}[form]
+                "x-goog-api-key": ("x-goog-api-key", REAL)}.get(form)
     auth = [(k.lower(), v) for k, v in seen.headers if k.lower() in AUTH_HEADERS]
-    assert auth == [expected]  # the real key only ever in a header
+    assert auth == ([expected] if expected else [])
     if form == "query":
-        assert seen.path == "/models/m:generateContent?alt=json" and REAL not in seen.path
+        assert seen.path == f"/models/m:generateContent?alt=json&key={REAL}"
     else:
         assert seen.path == path
     assert proxy.token not in repr(seen)
     assert seen.header("anthropic-version") == ["2023-06-01"]
     assert seen.header("x-hop") == [] and seen.header("connection") in ([], ["close"])  # hop-by-hop: not forwarded
     assert seen.header("host") == [f"127.0.0.1:{upstream.server_address[1]}"]
-    assert proxy.stats == {"forwarded": 1, "refused": 0, "upstream_errors": 0, "violations": 0, "probes": 0}
+    assert proxy.stats == {"forwarded": 1, "refused": 0, "upstream_errors": 0}
 
 
 @pytest.mark.parametrize("form", FORMS)
@@ -199,14 +199,14 @@ def test_anything_but_the_token_is_refused_and_nothing_is_forwarded(upstream, pr
     error = json.loads(body)["error"]
     assert error["type"] == "skill_eval_proxy" and error["message"]
     assert upstream.seen == []
-    assert proxy.stats == {"forwarded": 0, "refused": 1, "upstream_errors": 0, "violations": 0, "probes": 0}
+    assert proxy.stats == {"forwarded": 0, "refused": 1, "upstream_errors": 0}
 
 
 def test_refusals_are_counted(upstream, proxy):
     for _ in range(3):
         assert _request(proxy, headers={"x-api-key": "nope"})[0] == 401
     assert _request(proxy, headers={"x-api-key": proxy.token})[0] == 200
-    assert proxy.stats == {"forwarded": 1, "refused": 3, "upstream_errors": 0, "violations": 0, "probes": 0}
+    assert proxy.stats == {"forwarded": 1, "refused": 3, "upstream_errors": 0}
     assert len(upstream.seen) == 1
 
 
@@ -215,7 +215,7 @@ def test_upstream_path_prefix_is_joined_without_double_slashes(upstream, prefix)
     with CredentialProxy(Upstream(_base(upstream) + prefix, REAL)) as proxy:
         status, _, _ = _request(proxy, path=f"/models/x:streamGenerateContent?alt=sse&key={proxy.token}")
     assert status == 200
-    assert upstream.seen[0].path == "/v1beta/models/x:streamGenerateContent?alt=sse"
+    assert upstream.seen[0].path == f"/v1beta/models/x:streamGenerateContent?alt=sse&key={REAL}"
 
 
 def test_sse_is_relayed_as_it_arrives(upstream, proxy):
@@ -311,7 +311,7 @@ def test_upstream_down_is_a_502(capfd):
         status, _, body = _request(proxy, headers={"x-api-key": proxy.token})
         assert status == 502
         assert json.loads(body)["error"]["type"] == "skill_eval_proxy"
-        assert proxy.stats == {"forwarded": 0, "refused": 0, "upstream_errors": 1, "violations": 0, "probes": 0}
+        assert proxy.stats == {"forwarded": 0, "refused": 0, "upstream_errors": 1}
     assert capfd.readouterr().err == ""
 
 

@@ -152,22 +152,6 @@ def test_unisolated_evidence_is_incomplete_never_pass(cfg, tmp_path, level):
     assert any(f"isolation {level!r}" in x for x in r.record["reasons"])
 
 
-@pytest.mark.parametrize("network", ["host", "proxy-only"])
-def test_bubblewrap_evidence_with_the_host_network_is_incomplete(cfg, tmp_path, network):
-    """issue 34 item 4: a release counts only `proxy-only` evidence (every bundle before meta v3 reads as
-    `host`: bubblewrap shared the runner's network); the same runs recorded proxy-only pass."""
-    record_all(cfg, **{c: {"network": network} for c in CASES})
-    st = do_stage(cfg, tmp_path)
-    states = {c["state"] for c in st.record["snapshot"]["cases"].values()}
-    answer = "inconclusive" if network == "host" else "candidate-only"
-    r = resume(cfg, st, fill(st, {c: answer for c in CASES}))
-    if network == "host":
-        assert states == {"incomplete"} and r.record["outcome"] == "incomplete"
-        assert any("network 'host'" in x for x in r.record["reasons"])
-    else:
-        assert states == {"complete"} and r.record["outcome"] == "pass"
-
-
 @pytest.mark.parametrize("kind", ["timeout", "unjudged", "missing-released", "missing-run"])
 def test_incomplete_evidence_kinds(cfg, tmp_path, kind):
     over, skip = {}, ()

@@ -278,9 +278,6 @@ def grade_bundle(path: Path, catalog: Catalog, *, loaded: bundle_mod.Bundle | No
         checks["bundle"].reasons.extend(recorded.origin_problems(b.meta))
         checks["bundle"].reasons.extend(recorded.outcome_problems(b.meta))
     checks["bundle"].reasons.extend(recorded.stream_problems(b))
-    violations = [str(e.get("request")) for e in b.events if e.get("type") == "policy_violation"]
-    if violations:  # the agent sent its proxy a request outside the provider API (runner/proxy.py)
-        checks["bundle"].reasons.append(f"events.jsonl holds policy_violation: {'; '.join(violations[:3])}")
     _attach_problems(b, ctx, checks)
     for c in checks.values():
         if c.status in ("pass", "not_applicable") and c.reasons and c.name not in ("4", "5"):

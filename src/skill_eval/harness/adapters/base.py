@@ -139,10 +139,6 @@ class Adapter(Protocol):
     needs_endpoint: bool  # a real model needs an explicit --base-url (no default endpoint)
     default_endpoint: str | None  # the provider's API origin when no --base-url is given (the credential proxy's upstream)
     credential_vars: tuple[str, ...]  # env vars holding a credential (passed through, always redacted)
-    # The credential proxy's allow-list (runner/proxy.py): (method, path regex after the endpoint's own path)
-    # of every request the real CLI makes, from its e2e runs; anything else is a policy violation.
-    api_routes: tuple[tuple[str, str], ...]
-    api_probes: tuple[tuple[str, str], ...]  # the CLI's own probes (e.g. HEAD /): answered by the proxy itself
 
     def launch(self, ctx: LaunchContext) -> LaunchSpec: ...
 
@@ -194,8 +190,6 @@ class AdapterBase:
     needs_endpoint: bool = False
     default_endpoint: str | None = None
     credential_vars: tuple[str, ...] = ()
-    api_routes: tuple[tuple[str, str], ...] = ()
-    api_probes: tuple[tuple[str, str], ...] = ()
     default_model: str | None = None
 
     # -- launch -------------------------------------------------------------------------

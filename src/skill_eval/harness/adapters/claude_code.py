@@ -68,8 +68,6 @@ class ClaudeCodeAdapter(AdapterBase):
     model_server_kind = "anthropic"
     default_endpoint = "https://api.anthropic.com"  # the credential proxy's upstream without --base-url
     credential_vars = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
-    api_routes = (("POST", r"/v1/messages"),)  # e2e: POST /v1/messages?beta=true, one per turn
-    api_probes = (("HEAD", r"/?"),)  # its connectivity preflight
 
     def skill_dirs(self, home: Path, workdir: Path) -> list[Path]:
         return [workdir / ".claude" / "skills", home / ".claude" / "skills"]

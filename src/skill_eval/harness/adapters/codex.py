@@ -50,7 +50,6 @@ class CodexAdapter(AdapterBase):
     model_server_kind = "openai-responses"
     default_endpoint = "https://api.openai.com"  # the credential proxy's upstream without --base-url
     credential_vars = (KEY_VAR, "OPENAI_API_KEY", "CODEX_API_KEY")
-    api_routes = (("POST", r"/v1/responses"),)  # e2e: the Responses API only (wire_api = "responses")
     default_model = "gpt-5.5"  # a slug from `codex debug models` in 0.171; unknown slugs degrade
 
     def __init__(self, sandbox: str = "bypass"):

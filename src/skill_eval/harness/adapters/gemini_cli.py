@@ -53,8 +53,6 @@ class GeminiCliAdapter(AdapterBase):
     model_server_kind = "gemini"
     default_endpoint = "https://generativelanguage.googleapis.com"  # the credential proxy's upstream without --base-url
     credential_vars = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-    # e2e: streamGenerateContent?alt=sse per turn; generateContent for its routing classifier
-    api_routes = (("POST", r"/v1beta/models/[A-Za-z0-9._-]+:(?:streamGenerateContent|generateContent)"),)
     default_model = "gemini-2.5-pro"  # pinning skips the per-turn router request
 
     def skill_dirs(self, home: Path, workdir: Path) -> list[Path]:

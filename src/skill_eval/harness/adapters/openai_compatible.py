@@ -80,7 +80,6 @@ class OpenAICompatibleAdapter(AdapterBase):
     model_server_kind = "openai-responses"  # that server also serves Chat Completions
     needs_endpoint = True
     credential_vars = (DEFAULT_KEY_VAR,)
-    api_routes = (("POST", r"(?:/v1)?/(?:chat/completions|responses)"),)  # the built-in loop's two APIs
 
     def __init__(self, api: str = "chat"):
         # "chat" (Chat Completions) is what Ollama, vLLM and llama.cpp all serve;

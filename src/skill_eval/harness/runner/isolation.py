@@ -10,8 +10,8 @@ recorded in every bundle's meta (`isolation`) so the release profile can refuse 
   at their own paths, and the sandbox at fixed paths (runner/layout.py: /work, /home/agent, /tmp,
   /run/skill-eval/...). The repository, the runner's home, the sandbox parent and the recorder's
   store are not mounted at all, so neither a mount point, the environment nor a command line
-  names them. Its own network namespace: the only way out is the credential proxy's Unix socket,
-  reached through the bridge on the sandbox's own loopback (runner/network.py). `--die-with-parent` ends the namespace when the runner dies,
+  names them. The network is shared (adapters talk to the runner's loopback servers: scripted
+  models and the credential proxy). `--die-with-parent` ends the namespace when the runner dies,
   even by SIGKILL.
 * `uid`: as root without bubblewrap, the agent runs as an unprivileged uid (setpriv), so the
   runner's /proc, the store and the repository are protected by permissions only.
@@ -261,13 +261,12 @@ def _args_fd(options: Sequence[str]) -> int:
     return fd
 
 
-def wrap(level_name: str, argv: Sequence[str], view: View | None, *, network: bool = True) -> Command:
-    """argv prefixed so the agent runs at `level_name` (and dies with the runner); close() after spawning.
-    network=False: at the bwrap level, the agent gets its own network namespace (runner/network.py)."""
+def wrap(level_name: str, argv: Sequence[str], view: View | None) -> Command:
+    """argv prefixed so the agent runs at `level_name` (and dies with the runner); close() after spawning."""
     setpriv = shutil.which("setpriv")
     if level_name == "bwrap":
         assert view is not None
-        full = bwrap_argv(view, network=network)
+        full = bwrap_argv(view)
         fd = _args_fd(full[1:-1])  # everything between the program and the final `--`
         return Command([full[0], "--args", str(fd), "--", *argv], (fd,))
     if level_name == "uid":

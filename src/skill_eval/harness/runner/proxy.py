@@ -7,24 +7,13 @@ run the runner starts a CredentialProxy on 127.0.0.1, points the agent CLI's bas
 `proxy.url` and gives it `proxy.token` (a per-run random value, useless anywhere else and dead
 once the proxy stops) as its "API key".
 
-What it does with each request, in order:
-* a probe the adapter's CLI makes of its own (Claude Code's `HEAD /`) is answered here, 200, nothing
-  forwarded;
-* a request outside the adapter's allow-list (`Upstream.routes`: method and path, taken from the
-  requests the real CLIs make in the e2e runs) is refused, 403, and recorded as a policy violation
-  (`violations`: the runner writes a `policy_violation` event the graders fail);
-* it accepts the request only if every credential it carries (`x-api-key`, `Authorization: Bearer`,
-  `x-goog-api-key`, a `key=` query parameter) equals the token, and at least one does; anything
-  else is a 401 and nothing is forwarded (`refusals`: a request the CLI is known to make refused,
-  an infrastructure error of the run);
-* it removes every auth carrier (those, `cookie`, `proxy-authorization`, every `key=` parameter)
-  and puts the real credential back in a header only, never in the URL (the `?key=` form goes out
-  as `x-goog-api-key`); it asks the upstream for `Accept-Encoding: identity`, so what comes back is
-  plaintext to scrub, and forwards method, path and body to the upstream (its path prefix + path).
+What it does with each request: it accepts it only if every credential it carries (`x-api-key`,
+`Authorization: Bearer`, `x-goog-api-key`, a `key=` query parameter) equals the token, and at
+least one does; anything else is a 401 and nothing is forwarded. It removes every auth carrier
+(those, `cookie`, `proxy-authorization`), puts the real credential back in the form the client
+used, and forwards method, path and body to the upstream (its path prefix + the request path).
 The response status, headers and body come back as they arrive, chunk by chunk, so server-sent
-events are not held up, with every occurrence of the real key masked (same length, so lengths hold)
-in headers and body, across chunk boundaries. A redirect is neither followed nor relayed (a 502: a
-`Location` may carry anything). An unreachable upstream is a 502. Standard library only; no files.
+events are not held up. An unreachable upstream is a 502. Standard library only; no files.
 """
 
 from __future__ import annotations
@@ -32,8 +21,6 @@ from __future__ import annotations
 import hmac
 import http.client
 import json
-import os
-import re
 import secrets
 import socket
 import socketserver
@@ -49,60 +36,16 @@ from urllib.parse import quote, unquote_plus, urlsplit
 TOKEN_PREFIX = "skill-eval-proxy-"  # noqa: S105 - a marker for redaction and scans, not a secret
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "host"})
 _KEY_HEADERS = ("x-api-key", "x-goog-api-key")  # the header's whole value is the key
-_STRIPPED = frozenset({*_KEY_HEADERS, "authorization", "cookie", "expect", "content-length", "accept-encoding"})
+_STRIPPED = frozenset({*_KEY_HEADERS, "authorization", "cookie", "expect", "content-length"})
 _CHUNK = 1 << 16
 MAX_CONCURRENT = 16  # requests in flight (an agent CLI makes a few)
 _BODY_MAX = 64 << 20  # a longer request body is refused unread (the connection is closed after the answer)
-
-
-Route = tuple[str, str]  # (method, a regular expression the whole path, without its query, must match)
 
 
 @dataclass(frozen=True)
 class Upstream:
     url: str  # scheme://host[:port][/path prefix], e.g. "https://generativelanguage.googleapis.com/v1beta"
     credential: str | None = field(repr=False)  # the real key; None = forward without any credential
-    routes: tuple[Route, ...] | None = None  # the adapter's allow-list; None: any (tests of the relay only)
-    probes: tuple[Route, ...] = ()  # requests answered here (200, empty), never forwarded
-
-
-def _matches(rules: tuple[tuple[str, re.Pattern[str]], ...], method: str, path: str) -> bool:
-    return any(m == method and rx.fullmatch(path) for m, rx in rules)
-
-
-class _Scrubber:
-    """Masks every occurrence of the key in a stream of chunks, including one split across chunks: a
-    chunk's tail that could begin the key is held back until the next chunk (or the end) shows what
-    follows; any other byte goes out at once (an event stream is not delayed)."""
-
-    def __init__(self, secrets_: list[bytes]) -> None:
-        self.secrets = [s for s in secrets_ if s]
-        self.held = b""
-
-    def mask(self, data: bytes) -> bytes:
-        for secret in self.secrets:
-            data = data.replace(secret, b"*" * len(secret))
-        return data
-
-    def _partial(self, data: bytes) -> int:
-        """The length of the longest tail of `data` that is a proper prefix of a secret."""
-        longest = 0
-        for secret in self.secrets:
-            for n in range(min(len(secret) - 1, len(data)), longest, -1):
-                if data.endswith(secret[:n]):
-                    longest = n
-                    break
-        return longest
-
-    def feed(self, chunk: bytes) -> bytes:
-        data = self.mask(self.held + chunk)
-        cut = len(data) - self._partial(data)
-        self.held = data[cut:]
-        return data[:cut]
-
-    def flush(self) -> bytes:
-        out, self.held = self.mask(self.held), b""
-        return out
 
 
 def _end_to_end(headers: list[tuple[str, str]], drop: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
@@ -112,16 +55,18 @@ def _end_to_end(headers: list[tuple[str, str]], drop: frozenset[str] = frozenset
             and n not in drop and not n.startswith("proxy-")]
 
 
-def _take_query_keys(query: str) -> tuple[list[str], str]:
-    """The values of the `key` parameters, and the query without any of them (the real key goes in a header)."""
+def _swap_query_key(query: str, credential: str | None) -> tuple[list[str], str]:
+    """The values of the `key` parameters, and the query with the credential in place of the first (or none)."""
     keys: list[str] = []
     out: list[str] = []
     for part in query.split("&") if query else []:
         name, _, value = part.partition("=")
-        if unquote_plus(name) == "key":
-            keys.append(unquote_plus(value))
-        else:
+        if unquote_plus(name) != "key":
             out.append(part)
+            continue
+        if credential is not None and not keys:
+            out.append("key=" + quote(credential, safe=""))
+        keys.append(unquote_plus(value))
     return keys, "&".join(out)
 
 
@@ -146,26 +91,9 @@ class _Server(ThreadingHTTPServer):
         the runner's error, and stderr belongs to the run."""
 
 
-class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    """The same proxy on a path-named Unix socket: the only door of a sandbox with its own network
-    namespace (runner/network.py; the bridge inside relays the agent's loopback port to it)."""
-
-    daemon_threads = True
-
-    def __init__(self, proxy: CredentialProxy, path: str) -> None:
-        self.proxy = proxy
-        super().__init__(path, _Handler)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Quiet (see _Server.handle_error)."""
-
-
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: _Server | _UnixServer
-
-    def address_string(self) -> str:  # a Unix socket's peer has no address
-        return "sandbox"
+    server: _Server
 
     def setup(self) -> None:
         super().setup()
@@ -233,36 +161,20 @@ class _Handler(BaseHTTPRequestHandler):
         body_bytes = self.rfile.read(length) if 0 < length <= _BODY_MAX else b""
         return body_bytes if length >= 0 and len(body_bytes) == length else None
 
-    def _refuse(self, kind: str, status: int, path: str, keys: list[str], message: str) -> None:
-        """Count and list (method, path, which carriers it had: never a value) a request not forwarded."""
-        proxy = self.server.proxy
-        proxy._count(kind)
-        with proxy._lock:
-            listed = proxy.refusals if kind == "refused" else proxy.violations
-            if len(listed) < 20:
-                carriers = sorted({h for h in (*_KEY_HEADERS, "authorization") if h in self.headers} | ({"key"} if keys else set()))
-                listed.append(f"{self.command} {path[:200]} [{' '.join(carriers) or 'no credential'}]")
-        # not read: a refused client may not make the runner buffer its body (the connection closes after the answer)
-        self._error(status, message)
-
-    def _probe(self) -> None:
-        self.server.proxy._count("probes")
-        self._head(200, None, [("Content-Length", "0")])
-
     def _relay(self) -> None:
         """One request. An OSError toward the client ends the connection (quietly, _Server.handle_error)."""
         proxy, cred = self.server.proxy, self.server.proxy.upstream.credential
         path, _, query = self.path.partition("?")
-        keys, query = _take_query_keys(query)
-        if _matches(proxy._probes, self.command, path):
-            return self._probe()
-        if proxy._routes is not None and not _matches(proxy._routes, self.command, path):
-            return self._refuse("violations", 403, path, keys, f"{self.command} {path[:200]} is not part of the provider "
-                                "API this agent uses; nothing was forwarded")
+        keys, query = _swap_query_key(query, cred)
         forms = self._forms(keys)
         if forms is None:
-            return self._refuse("refused", 401, path, keys, "this proxy accepts only the run's token; no other "
-                                "credential is forwarded")
+            proxy._count("refused")
+            with proxy._lock:
+                if len(proxy.refusals) < 20:  # what was refused, never a value: method, path, carriers present
+                    carriers = sorted({h for h in (*_KEY_HEADERS, "authorization") if h in self.headers} | ({"key"} if keys else set()))
+                    proxy.refusals.append(f"{self.command} {path} [{' '.join(carriers) or 'no credential'}]")
+            # not read: a refused client may not make the runner buffer its body (the connection closes after the 401)
+            return self._error(401, "this proxy accepts only the run's token; no other credential is forwarded")
         target = proxy._prefix + path + (f"?{query}" if query else "")
         try:
             body = self._read_body() if path.startswith("/") and target.isascii() else None
@@ -270,14 +182,15 @@ class _Handler(BaseHTTPRequestHandler):
             body = None
         if body is None:
             return self._error(400, "malformed request (or a body over the size limit)")
-        headers = _end_to_end(self.headers.items(), _STRIPPED) + [("Accept-Encoding", "identity")]
+        headers = _end_to_end(self.headers.items(), _STRIPPED)
         if cred is not None:
-            headers += [(h, cred) for h in _KEY_HEADERS if h in forms or (h == "x-goog-api-key" and "key" in forms)]
+            headers += [(h, cred) for h in _KEY_HEADERS if h in forms]
             headers += [("Authorization", f"Bearer {cred}")] if "bearer" in forms else []
         conn = proxy._connect()
         try:
             try:
-                conn.putrequest(self.command, target, skip_accept_encoding=True)
+                conn.putrequest(self.command, target,
+                                skip_accept_encoding=any(k.lower() == "accept-encoding" for k, _ in headers))
                 for name, value in headers:
                     conn.putheader(name, value)
                 if body or self.command in ("POST", "PUT", "PATCH"):
@@ -287,9 +200,6 @@ class _Handler(BaseHTTPRequestHandler):
             except (OSError, http.client.HTTPException) as exc:
                 proxy._count("upstream_errors")
                 return self._error(502, f"upstream request failed: {type(exc).__name__}")
-            if 300 <= response.status < 400 and response.status != 304:
-                proxy._count("upstream_errors")
-                return self._error(502, f"the upstream answered a redirect ({response.status}); not followed, not relayed")
             proxy._count("forwarded")
             self._stream(response)
         finally:
@@ -300,9 +210,7 @@ class _Handler(BaseHTTPRequestHandler):
         status, length = response.status, response.length  # length None: upstream chunked, or until close
         no_body = self.command == "HEAD" or status in (204, 304) or status < 200
         chunked = not no_body and length is None and self.request_version != "HTTP/1.0"
-        scrub = self.server.proxy._scrubber()
-        headers = [(k, scrub.mask(v.encode("latin-1")).decode("latin-1"))
-                   for k, v in _end_to_end(response.getheaders(), frozenset({"content-length"} if length is None else ()))]
+        headers = _end_to_end(response.getheaders(), frozenset({"content-length"} if length is None else ()))
         if chunked:
             headers.append(("Transfer-Encoding", "chunked"))
         elif not no_body and length is None:  # an HTTP/1.0 client: the end of the body is the end of the connection
@@ -320,17 +228,11 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if not chunk:
                 break
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
+            self.wfile.flush()
             sent += len(chunk)
-            self._send(scrub.feed(chunk), chunked)
-        if not no_body:
-            self._send(scrub.flush(), chunked)
         if chunked:
             self.wfile.write(b"0\r\n\r\n")
-
-    def _send(self, data: bytes, chunked: bool) -> None:
-        if data:
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
-            self.wfile.flush()
 
 
 class CredentialProxy:
@@ -354,42 +256,31 @@ class CredentialProxy:
         self._prefix = parts.path.rstrip("/")
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(MAX_CONCURRENT)
-        self._stats = {"forwarded": 0, "refused": 0, "upstream_errors": 0, "violations": 0, "probes": 0}
+        self._stats = {"forwarded": 0, "refused": 0, "upstream_errors": 0}
         self.refusals: list[str] = []  # the first refused requests: method, path and which carriers they had
-        self.violations: list[str] = []  # the first requests outside the allow-list (same form)
-        self._routes = None if upstream.routes is None else tuple((m.upper(), re.compile(rx)) for m, rx in upstream.routes)
-        self._probes = tuple((m.upper(), re.compile(rx)) for m, rx in upstream.probes)
-        cred = upstream.credential
-        self._secrets = [cred.encode(), quote(cred, safe="").encode()] if cred else []
         self._connections: set[socket.socket] = set()
-        self._server: _Server | _UnixServer | None = None
-        self._unix: str | None = None
+        self._server: _Server | None = None
         self._stopped = False
 
     @property
     def url(self) -> str:
-        """The loopback URL of a proxy listening on TCP (not one started on a Unix socket)."""
-        if not isinstance(self._server, _Server):
-            raise RuntimeError("the proxy has not been started on a TCP port")
+        if self._server is None:
+            raise RuntimeError("the proxy has not been started")
         return f"http://127.0.0.1:{self._server.server_port}"
 
     @property
     def stats(self) -> dict[str, int]:
-        """Requests forwarded (an upstream answer began), refused (401: a request of the allow-list without
-        the token), violations (403: outside the allow-list), probes (answered here), upstream_errors (502:
-        unreachable, a redirect, or a relayed body cut short: such a request counts as forwarded too)."""
+        """Requests forwarded (an upstream answer began), refused (401), upstream_errors (502, or a relayed
+        body cut short: such a request counts as forwarded too)."""
         with self._lock:
             return dict(self._stats)
 
-    def start(self, unix: str | None = None) -> CredentialProxy:
-        """Listen on an ephemeral 127.0.0.1 port, or only on the Unix socket `unix` (created here,
-        removed by stop())."""
+    def start(self) -> CredentialProxy:
         with self._lock:
             if self._stopped:
                 raise RuntimeError("a stopped proxy cannot be restarted; make a new one (a new token)")
             if self._server is None:
-                self._server = _Server(self) if unix is None else _UnixServer(self, unix)
-                self._unix = unix
+                self._server = _Server(self)
                 threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                  name="skill-eval-proxy", daemon=True).start()
         return self
@@ -404,9 +295,6 @@ class CredentialProxy:
         if server is not None:
             server.shutdown()  # returns once the accept loop has ended
             server.server_close()
-        if self._unix is not None:
-            with suppress(OSError):
-                os.unlink(self._unix)
         for sock in connections:
             _cut(sock)
 
@@ -419,9 +307,6 @@ class CredentialProxy:
 
     def _is_token(self, value: str) -> bool:
         return hmac.compare_digest(value.encode("utf-8", "surrogateescape"), self._token_bytes)
-
-    def _scrubber(self) -> _Scrubber:
-        return _Scrubber(list(dict.fromkeys(self._secrets)))
 
     def _count(self, what: str) -> None:
         with self._lock:

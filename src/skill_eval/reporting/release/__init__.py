@@ -11,7 +11,7 @@ a file it did not re-derive: the stage is a claim about the inputs, checked agai
 Module map: `snapshot` (what is frozen and how a case's evidence state is derived), `stage`
 (seal, canonical bytes, decode, diff), `worksheet`, `waiver`, `report` (outcome rule, JSON and
 Markdown), `sign` (opt-in SSH signatures), `publication` (build digest of the published trees),
-`arms` (`--run`: which arms, each recorded once by harness.runner.session), `judging` (4/5 judged before the stage is sealed),
+`record` (`--run`: every required arm once), `judging` (4/5 judged before the stage is sealed),
 `lift_gate` (non-negative lift per skill), `released` (released skill bytes from git, for a host
 anywhere in its repository), `cells` (the [[evals.matrix]] cells a release needs; a case is one
 scenario in one cell), `candidate` (a clean tested HEAD, or a recorded waiver). The whole sequence:

@@ -205,9 +205,7 @@ def _untrusted(cfg: Config, cur: freshness.Current, meta: dict[str, Any], sealed
         [f"{source}: not a completed release arm"] if source else []) + (
         [f"recorded with isolation {meta.get('isolation', 'none')!r}: the agent and the runner's own tools were "
          "not in an OS sandbox (bubblewrap unavailable), so its evidence is incomplete unless waived"]
-        if meta.get("isolation", "none") != "bwrap" else []) + (
-        [f"recorded with network {meta.get('network', 'host')!r}: the agent could reach more than its proxy"]
-        if meta.get("network", "host") != "proxy-only" else [])
+        if meta.get("isolation", "none") != "bwrap" else [])
 
 
 def _judges(bundle: Path, catalog: Catalog, signers: tuple[Any, ...] = ()) -> list[tuple[int, str, bool]]:
