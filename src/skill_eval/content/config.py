@@ -64,7 +64,6 @@ class SubjectProfile:
     consumer_verdict_paths: tuple[str, ...] = ()
     evidence_path: str | None = None
     side_digest_paths: tuple[str, ...] = ()
-    kinds_path: str | None = None
     coverage_path: str | None = None
     suppression_flags: tuple[str, ...] = ()
     scoping_flags: tuple[str, ...] = ()
@@ -400,7 +399,6 @@ def _subject(source: Path, s: dict[str, Any] | None) -> SubjectProfile:
         consumer_verdict_paths=tuple(report.get("consumer_verdict_paths", ())),
         evidence_path=report.get("evidence_path"),
         side_digest_paths=tuple(report.get("side_digest_paths", ())),
-        kinds_path=report.get("kinds_path"),
         coverage_path=report.get("coverage_path"),
         suppression_flags=tuple(s.get("suppression_flags", ())),
         scoping_flags=tuple(s.get("scoping_flags", ())),

@@ -52,10 +52,6 @@ def migration(name: str, from_version: int) -> Callable[[Migration], Migration]:
     return register
 
 
-def version_of(name: str) -> int:
-    return FORMATS[name]
-
-
 def upgrade(record: Any, name: str, source: object) -> Any:
     """Check `record`'s schema_version against FORMATS[name]; upgrade an older one step by step.
 
@@ -85,7 +81,6 @@ def upgrade(record: Any, name: str, source: object) -> Any:
 
 
 # -- migrations (one per version step; each returns the record at from_version + 1) ------------
-
 
 
 @migration("meta", 1)

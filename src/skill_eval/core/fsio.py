@@ -299,9 +299,6 @@ def replace_dir(root: Path | str, path: Path | str, files: Mapping[str, bytes | 
     return Path(root, *parts)
 
 
-write_tree = replace_dir
-
-
 def _rmtree(name: str, dir_fd: int) -> None:
     """shutil.rmtree(name, dir_fd=dir_fd), importing shutil only here (~2 ms with its compression
     modules, which no reading check needs)."""
@@ -349,7 +346,6 @@ def rename_within(root: Path | str, src: Path | str, dst: Path | str) -> None:
             raise _refuse_link(root, sp)
         os.rename(sp[-1], dp[-1], src_dir_fd=sfd, dst_dir_fd=dfd)
         os.fsync(dfd)
-
 
 
 # ----------------------------------------------------------------------------- reading

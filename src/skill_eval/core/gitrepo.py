@@ -66,18 +66,6 @@ def blob(root: Path, ref: str, path: str) -> bytes | None:
     return res.stdout if res.returncode == 0 else None
 
 
-def show_text(root: Path, ref: str, path: str) -> str | None:
-    """`git show ref:path` as text (None when absent): the path as git reads it (relative to the repository)."""
-    res = git(root, "show", f"{ref}:{path}")
-    return res.stdout.decode("utf-8", "replace") if res.returncode == 0 else None
-
-
-def ls_tree(root: Path, ref: str, top: str) -> list[str] | None:
-    """Repository-relative paths of every file under repository-relative `top` at `ref` (None: git failed)."""
-    res = git(root, "ls-tree", "-r", "--full-name", "--name-only", "-z", ref, "--", f":(top){top}")
-    return [p for p in res.stdout.decode("utf-8", "surrogateescape").split("\0") if p] if res.returncode == 0 else None
-
-
 def changed_since(root: Path, base: str, top: str) -> set[str]:
     """Repository-relative paths under `top` that differ between commit `base` and the work tree: tracked
     changes (added, modified, deleted, renamed both ways) and untracked files."""

@@ -23,7 +23,6 @@ from typing import Any
 from skill_eval.core import formats, fsio, hashing, schemas, stored, strict
 from skill_eval.core.errors import SkillEvalError, message_of
 
-KINDS = ("behavioral", "trigger")
 # Files each kind must carry (DESIGN §6; judgments.json and facts.json are optional:
 # absent judgments are "not judged", facts are required only when the scenario has actions).
 REQUIRED = {
@@ -175,9 +174,6 @@ class Bundle:
         if expected_sha256 is not None and hashing.sha256_bytes(data) != expected_sha256:
             raise SkillEvalError(f"{rel}: sha256 does not match the call record (artifact changed after recording)")
         return data
-
-    def call_by_number(self) -> dict[int, Call]:
-        return {c.call: c for c in self.calls}
 
 
 _MISSING = fsio.MISSING  # `_fast_read`'s answer for a file that does not exist while every directory above it does

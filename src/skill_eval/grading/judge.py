@@ -251,11 +251,6 @@ def needs_judging(bundle: Path, rubric_version: str | None, dims: list[int], sig
     return any(judged.replay(doc, rubric_version, d)[0] == "not_judged" for d in dims)
 
 
-def judge_bundle(cfg: Config, catalog: Any, ep: Endpoint, bundle: Path, dims: list[int]) -> Judged:
-    """Judge `dims` of one behavioural bundle with one judge (the single-judge form)."""
-    return judge_panel(cfg, catalog, [ep], [bundle], dims)[0][0]
-
-
 def _inputs(cfg: Config, catalog: Any, bundle: Path) -> tuple[Scenario, dict[str, Any] | None, str, list[tuple[str, str]]]:
     import dataclasses
 

@@ -18,8 +18,6 @@ from skill_eval.core.errors import SkillEvalError, message_of
 from skill_eval.core.vocab import CheckStatus
 from skill_eval.grading.bundle import Bundle, is_sha256
 
-PREDICATES = ("command-exit-zero", "validation-pass", "git-worktree-clean", "git-managed-paths-only", "file-contains",
-              "git-head-unchanged")
 BLOB_DIR = "facts/blobs"
 
 
@@ -327,6 +325,3 @@ def grade(bundle: Bundle, scenario: Scenario | None, receipt: list[str] | None =
     return ("fail" if reasons else "pass"), reasons, results
 
 
-def blob_name(data: bytes) -> str:
-    """Where a runner stores a file's content for file-contains: facts/blobs/<sha256>."""
-    return f"{BLOB_DIR}/{hashing.sha256_bytes(data)}"

@@ -34,10 +34,6 @@ class Reader:
     checks: tuple[str, ...]
     why: str
 
-    @property
-    def informational(self) -> bool:
-        return not self.checks
-
 
 def read(*checks: str, why: str) -> Reader:
     return Reader(tuple(checks), why)

@@ -42,7 +42,6 @@ from skill_eval.grading.bundle import Bundle, Call
 
 # Flags that make an invocation print help or plan instead of comparing anything.
 NON_EXECUTING = ("--help", "-h", "--help-all", "--version", "--dry-run")
-COVERAGE_PATH_DEFAULT = None  # subject.report.coverage_path when the profile grows one (see report)
 
 
 def dotted(value: Any, path: str) -> Any:
@@ -427,6 +426,3 @@ def _direction(art: Artifact, read: list[str | None], old_sha: str, new_sha: str
             "them the other way round: the record contradicts itself")
 
 
-def over_pair(art: Artifact, old_sha: str | None, new_sha: str | None, old_rel: str | None, new_rel: str | None) -> bool:
-    """Did this call compare exactly this pair (see `pair_mismatch`)?"""
-    return pair_mismatch(art, old_sha, new_sha, old_rel, new_rel) is None

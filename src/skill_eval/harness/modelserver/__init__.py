@@ -27,9 +27,6 @@ PROVIDERS: dict[str, tuple[str, str]] = {
     "gemini": ("gemini", "GeminiProvider"),
 }
 
-# which server kind each agent adapter talks to
-KIND_FOR_ADAPTER = {"claude-code": "anthropic", "codex": "openai-responses", "gemini-cli": "gemini", "openai-compatible": "openai-responses"}
-
 
 def provider_class(kind: str) -> type[Provider]:
     if kind not in PROVIDERS:
@@ -63,7 +60,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "KIND_FOR_ADAPTER",
     "PROVIDERS",
     "ModelScript",
     "Provider",

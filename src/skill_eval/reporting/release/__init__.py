@@ -32,7 +32,6 @@ RAW_DIR = "raw"
 SIG_SUFFIX = ".sig"
 SIGN_NAMESPACE = "skill-eval"
 
-COMPARISONS = ("better", "same", "worse", "candidate-only", "inconclusive")
 OUTCOMES = ("pass", "fail", "incomplete", "waived")
 
 

@@ -18,9 +18,8 @@ from skill_eval.reporting.scorecard.markdown import lift_figure, pct, summary_li
 
 # Every row is two lines: its label (naming the cell: skill · agent/model · ...) across the full width, then
 # the plot under it from PLOT_X, so no label is cut or runs into a bar (tests/reporting/scorecard/test_scorecard_browser.py
-# measures the rendered boxes). The text after a bar has TEXT_W of room.
+# measures the rendered boxes).
 W, ROW_H, PLOT_X, PLOT_W = 960, 38, 12, 520
-TEXT_W = W - PLOT_X - PLOT_W - 8
 DIMENSION_COLUMNS = ("1", "2", "3", "4", "5", "6", "oracle")
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1b1f24;max-width:1000px}
