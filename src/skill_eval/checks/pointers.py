@@ -33,6 +33,8 @@ _EXAMPLE_FENCES = frozenset({"markdown", "md", "mdx", "text", "txt", "plain", "t
 _FENCE_OPEN = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})\s*([^\s`]*)")
 _SHELL_FENCES = frozenset({"bash", "sh", "shell", "zsh", "console", "shell-session", "powershell", "ps1", "fish"})
 _SHELL_SPLIT = re.compile(r"\|\||&&|[|;]|\$\(")
+_CD = re.compile(r"(?:^|[\s\"'(])(?:cd|pushd)\s+([^\s;&|\"')]+)")  # a command run in another folder
+_SKILL_DIR = re.compile(r"skill|dirname|BASH_SOURCE|\$0", re.I)  # ... unless that folder is the skill's own
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,9 @@ def _invoked(segment: str, path: str, *, shell: bool = False) -> bool:
     """Whether a command line runs or reads `path`: its program is an interpreter, or the path itself
     written `./path` (or bare, in a shell code block)."""
     for part in _SHELL_SPLIT.split(segment):
+        moved = _CD.search(part)
+        if moved and not _SKILL_DIR.search(moved.group(1)):
+            return False  # `cd ~/project && ./scripts/x.sh`: a file of that folder, not of the skill
         tokens = command_words(part, comments=True)
         if not tokens:
             continue
@@ -127,9 +132,12 @@ def is_pointer(lines: list[LineInfo], index: int, col: int, path: str) -> bool:
         # ("(e.g., `./scripts/deploy.sh`)"); "like"/"good" earlier in the sentence do not make it one
         tick = info.text.rfind("`", 0, col)
         return not _USERS.search(info.text) and not _EXAMPLE_RIGHT_BEFORE.search(info.text[:max(tick, 0)])
-    if code is None and "." not in path.rsplit("/", 1)[-1] and not path.endswith("/") and not _VERB.search(before[-24:]):
+    # the verb must govern the path: not one inside inline code ("`cargo nextest run` in scripts/CI") or
+    # closed off before it ("setup steps (clone, install, run), and available scripts/commands")
+    near = re.split(r"[),]", re.sub(r"`[^`\n]*`", " ", before))[-1][-24:]
+    if code is None and "." not in path.rsplit("/", 1)[-1] and not path.endswith("/") and not _VERB.search(near):
         return False  # a bare word pair in prose ("fetching assets/queue items", "curl/httpx"), not a file
-    if code is None and _WORD_PAIR.fullmatch(path) and not _RUN_VERB.search(before[-24:]):
+    if code is None and _WORD_PAIR.fullmatch(path) and not _RUN_VERB.search(near):
         return False  # "Loads references/examples when needed": two things named in prose, read by a verb, not a file
     if _USERS.search(info.text[col:]) or _USERS.search(before):
         return False

@@ -272,6 +272,11 @@ def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = 
                 from_root = posixpath.normpath(target)
                 if from_root in tree or from_root.rstrip("/") in dirs:
                     continue  # written from the skill root, as the Agent Skills spec asks for file references
+                if not maintainer and _quoted_link(text, line, target):  # '"see our [frameworks](link)"': the user's text
+                    out.append(Finding("warning", source, f"link {target!r} in a quoted example resolves nowhere in the "
+                                       "skill: it is the example's text, unless the agent should open it",
+                                       "link-broken", target, line))
+                    continue
                 out.append(Finding(broken, source, f"broken relative link {target!r} (no {resolved} in the published "
                                    f"skill){aside}{_did_you_mean(tree, path, resolved)}", "link-broken", target, line))
         lines = pointers.lines_of(text)
@@ -284,6 +289,8 @@ def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = 
                 continue  # `references/...`, `scripts/script_name.py`: a placeholder for any path
             if text[m.end():m.end() + 1] in ("*", "<", "{", "$") or ref in reported or _inside(link_spans, m.start(1)):
                 continue  # a glob, a placeholder, or a link target (checked above)
+            if ref.removeprefix("./") in {t.removeprefix("./") for t in linked}:
+                continue  # `[references/x.md](references/x.md)`: the link's own text; one defect is one finding
             candidates = {ref, unquote(ref)}  # a link target is percent-encoded (`user%20guide.md`)
             candidates |= {posixpath.normpath(posixpath.join(posixpath.dirname(path), c)) for c in list(candidates)}
             spaced = text[m.end():m.end() + 1] == " " and any(t.startswith(ref + " ") for t in tree)  # `a b.md`
@@ -309,6 +316,11 @@ def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = 
             elif stem:
                 out.append(Finding("warning", source, f"names {ref!r}, which does not exist in the skill; did you mean "
                                    f"{stem[0]!r}?{aside}", "path-missing", ref, index + 1))
+            elif (cfg.root / ref).is_file() and not maintainer:  # `./scripts/convert.sh` run from a clone
+                out.append(Finding("error" if standalone else "warning", source, f"names {ref!r}, which is not in the "
+                                   "skill but at the repository root: it works only in a clone of the repository (ship "
+                                   "it in the skill, or say the command is run from a clone)", "path-missing", ref,
+                                   index + 1))
             else:
                 top = ref.removeprefix("./").split("/", 1)[0]
                 why = "" if top in has else (f" (the skill has no {top}/ folder: ship the file, fix the path, "

@@ -1,0 +1,96 @@
+"""L0 precision taught by an outside check on four more public skills repositories (issue 36's last
+acceptance line: alirezarezvani/claude-skills, terrylica/cc-skills, remotion-dev/skills,
+callstackincubator/agent-skills). Each pattern was a false error there; each test keeps the true defect
+beside it (a near miss) an error. Fixtures are synthetic, written in the shape of what was found."""
+
+from skill_eval.checks import structure
+from skill_eval.content import config, generate
+
+
+def _findings(root):
+    generate.write_published(config.load(root))
+    findings, _ = structure.check_all(config.load(root), None)
+    return findings
+
+
+def _publish(root, mode: str) -> None:
+    cfg = root / "skill-eval.toml"
+    cfg.write_text(cfg.read_text().replace("[evals]", f'[checks]\npublish = "{mode}"\n\n[evals]', 1))
+
+
+def _append(root, rel: str, text: str) -> None:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text((p.read_text() if p.exists() else "# Notes\n") + text)
+
+
+def test_a_link_whose_text_is_its_target_is_one_finding(mini_repo):
+    """`See [references/x.md](references/x.md)` with no such file: one link-broken error, not a second
+    path-missing error for the link's own text."""
+    _append(mini_repo, "skills-src/alpha/SKILL.md",
+            "\nSee [references/experiments.md](references/experiments.md) for ideas.\n"
+            "Then read `references/playbooks.md` before you start.\n")  # no link: still its own error
+    got = [(f.rule, f.subject, f.level) for f in _findings(mini_repo) if f.where == "skills-src/alpha/SKILL.md"]
+    assert [g for g in got if "experiments" in g[1]] == [("link-broken", "references/experiments.md", "error")], got
+    assert ("path-missing", "references/playbooks.md", "error") in got
+
+
+def test_a_verb_that_does_not_govern_a_word_pair_makes_no_path(mini_repo):
+    """'setup steps (clone, install, run), and available scripts/commands' and 'Replace `cargo test` with
+    `cargo nextest run` in scripts/CI': the verb is closed off or inside inline code."""
+    _append(mini_repo, "skills-src/alpha/SKILL.md",
+            "\n- README: setup steps (clone, install, configure env, run), and available scripts/commands.\n"
+            "- Replace `cargo test` with `cargo nextest run` in scripts/CI\n"
+            "- Run scripts/bootstrap before anything else.\n")  # the verb governs it: still a pointer
+    got = {f.subject: f for f in _findings(mini_repo) if f.rule == "path-missing"}
+    assert "scripts/commands" not in got and "scripts/CI" not in got, sorted(got)
+    assert got["scripts/bootstrap"].level == "error"
+
+
+def test_a_command_run_in_another_folder_names_that_folders_file(mini_repo):
+    """`ssh host "cd ~/project && ./scripts/populate.sh"`: the project's script, not the skill's; a `cd`
+    into the skill's own folder keeps the path the skill's."""
+    _append(mini_repo, "skills-src/alpha/SKILL.md",
+            '\n```bash\nssh host "cd ~/project && ./scripts/populate.sh setup"\n'
+            'cd "$SKILL_DIR" && ./scripts/own-missing.sh\n./scripts/plain-missing.sh\n```\n')
+    got = {f.subject: f for f in _findings(mini_repo) if f.rule == "path-missing"}
+    assert "scripts/populate.sh" not in got, sorted(got)
+    assert got["scripts/own-missing.sh"].level == "error" and got["scripts/plain-missing.sh"].level == "error"
+
+
+def test_links_in_an_indented_code_block_are_examples(mini_repo):
+    """A reference file shows a fence as an indented code block (CommonMark: 4 spaces after a paragraph):
+    its link is text. Four spaces continuing a list item are not code: that link is still checked."""
+    _append(mini_repo, "skills-src/alpha/references/details.md",
+            "\nLinks inside fenced code blocks are not validated:\n\n"
+            "    ```markdown\n    This [link](/absolute/path.md) is in a code block\n    ```\n\n"
+            "- An item\n\n    continued with [a guide](missing-guide.md)\n")
+    got = {f.subject: f for f in _findings(mini_repo) if f.rule == "link-broken"}
+    assert "/absolute/path.md" not in got, sorted(got)
+    assert got["missing-guide.md"].level == "error"
+
+
+def test_a_relative_link_in_a_quoted_example_is_a_warning(mini_repo):
+    """'> "For tactical patterns, see our [cold email frameworks](link)."': the user's text, a warning named
+    as such; the same link outside quotes stays an error."""
+    _append(mini_repo, "skills-src/alpha/references/details.md",
+            '\n> "For tactical patterns, see our [cold email frameworks](link)."\n'
+            "See [the frameworks](frameworks.md) next.\n")
+    got = {f.subject: f for f in _findings(mini_repo) if f.rule == "link-broken"}
+    assert got["link"].level == "warning" and "quoted example" in got["link"].message
+    assert got["frameworks.md"].level == "error"
+
+
+def test_a_script_at_the_repository_root_is_a_portability_finding(mini_repo):
+    """`./scripts/convert.sh --skill x` (the repository's own installer, run from a clone): a warning where
+    the skills ship together, an error where each is published alone; a script in neither place stays an error."""
+    _append(mini_repo, "scripts/convert.sh", "#!/bin/sh\n")
+    _append(mini_repo, "skills-src/alpha/SKILL.md", "\n```bash\n./scripts/convert.sh --skill alpha\n./scripts/nowhere.sh\n```\n")
+    _publish(mini_repo, "plugin")
+    got = {f.subject: f for f in _findings(mini_repo) if f.rule == "path-missing"}
+    assert got["scripts/convert.sh"].level == "warning" and "repository root" in got["scripts/convert.sh"].message
+    assert got["scripts/nowhere.sh"].level == "error"
+    cfg = mini_repo / "skill-eval.toml"
+    cfg.write_text(cfg.read_text().replace('publish = "plugin"', 'publish = "standalone"'))
+    got = {f.subject: f for f in _findings(mini_repo) if f.rule == "path-missing"}
+    assert got["scripts/convert.sh"].level == "error"
