@@ -94,3 +94,26 @@ def test_a_script_at_the_repository_root_is_a_portability_finding(mini_repo):
     cfg.write_text(cfg.read_text().replace('publish = "plugin"', 'publish = "standalone"'))
     got = {f.subject: f for f in _findings(mini_repo) if f.rule == "path-missing"}
     assert got["scripts/convert.sh"].level == "error"
+
+
+def test_a_table_cell_is_its_own_sentence(mini_repo):
+    """'| Nested | Instructions in reference files | Injection in references/guide.md loaded on demand |':
+    the verb ("instructions in") is in another cell; a verb in the path's own cell still makes a pointer."""
+    _append(mini_repo, "skills-src/alpha/references/details.md",
+            "\n| Vector | Where | Example |\n|---|---|---|\n"
+            "| Nested | Instructions in reference files | Injection in references/guide.md loaded on demand |\n"
+            "| Setup | First step | See references/setup.md before you start |\n")
+    got = {f.subject: f for f in _findings(mini_repo) if f.rule == "path-missing"}
+    assert "references/guide.md" not in got, sorted(got)
+    assert got["references/setup.md"].level == "error"
+
+
+def test_links_in_a_sample_of_the_output_are_the_samples(mini_repo):
+    """expected_outputs/sample-prd-readme.md links to its own (unshipped) pages: a warning named as a sample
+    of the output, like a template's; the same link in a reference file stays an error."""
+    _append(mini_repo, "skills-src/alpha/expected_outputs/sample-prd-readme.md", "\n| 1 | Home | [→](./pages/01-home.md) |\n")
+    _append(mini_repo, "skills-src/alpha/references/details.md", "\nSee [home](./pages/01-home.md).\n")
+    got = {(f.where.rsplit("/", 1)[-1], f.subject): f for f in _findings(mini_repo) if f.rule == "link-broken"}
+    sample = got[("sample-prd-readme.md", "./pages/01-home.md")]
+    assert sample.level == "warning" and "sample of the skill's output" in sample.message
+    assert got[("details.md", "./pages/01-home.md")].level == "error"

@@ -105,9 +105,10 @@ def _invoked(segment: str, path: str, *, shell: bool = False) -> bool:
 
 
 def _sentence_before(line: str, col: int) -> str:
-    """The part of the sentence before `col` on this line (after the last '. ', '? ', '! ' or ';')."""
+    """The part of the sentence before `col` on this line (after the last '. ', '? ', '! ', ';' or table
+    cell border '|': "| Instructions in reference files | Injection in references/guide.md |" has no verb)."""
     head = line[:col]
-    cut = max(head.rfind(". "), head.rfind("? "), head.rfind("! "), head.rfind(";"))
+    cut = max(head.rfind(". "), head.rfind("? "), head.rfind("! "), head.rfind(";"), head.rfind("|"))
     return head[cut + 1:] if cut >= 0 else head
 
 

@@ -410,6 +410,9 @@ _SLASH_COMMAND = re.compile(r"^/[\w.-]+:[\w.-]+/?$")  # `[x](/plugin:skill)`: a 
 _MAINTAINER = frozenset({"README.md", "CHANGELOG.md", "CONTRIBUTING.md", "LICENSE.md", "CLAUDE.md", "AGENTS.md",
                          "GEMINI.md", "SPEC.md", "EVAL.md", "EVALS.md", "SOURCES.md", "MAINTAINERS.md", "TODO.md"})
 _TEMPLATE = re.compile(r"[_.-]template$|^template[_.-]", re.I)  # soap_note_template.md, report.template.md
+# a sample of what the skill produces (expected_outputs/sample-prd-readme.md): its links are the sample's pages
+_SAMPLE_DIR = re.compile(r"(?:expected|sample|example)[_-]?outputs?", re.I)
+_SAMPLE_FILE = re.compile(r"(?:sample|example)[_-]output", re.I)
 # a placeholder file name in an example command: `python scripts/script_name.py --help`
 _ELLIPSIS = re.compile(r"/(?:\.\.\.|…)(?:/|\.?$)")  # `references/...`: any path
 _PLACEHOLDER = re.compile(r"^(?:your[_-].+|(?:script|file)[_-]?name)$", re.I)
@@ -427,6 +430,8 @@ def _maintainer_doc(path: str, loaded: set[str]) -> str:
         return "in a maintainer document the agent does not load"
     if any(p.lower() in ("templates", "template") for p in parts[:-1]) or _TEMPLATE.search(posixpath.splitext(parts[-1])[0]):
         return "in a template: its links are the output's"
+    if any(_SAMPLE_DIR.fullmatch(p) for p in parts[:-1]) or _SAMPLE_FILE.match(parts[-1]):
+        return "in a sample of the skill's output: its links are the output's"
     return ""
 
 
