@@ -3,7 +3,10 @@ acceptance line: alirezarezvani/claude-skills, terrylica/cc-skills, remotion-dev
 callstackincubator/agent-skills). Each pattern was a false error there; each test keeps the true defect
 beside it (a near miss) an error. Fixtures are synthetic, written in the shape of what was found."""
 
+import subprocess
+
 from skill_eval.checks import structure
+from skill_eval.cli import main
 from skill_eval.content import config, generate
 
 
@@ -117,3 +120,38 @@ def test_links_in_a_sample_of_the_output_are_the_samples(mini_repo):
     sample = got[("sample-prd-readme.md", "./pages/01-home.md")]
     assert sample.level == "warning" and "sample of the skill's output" in sample.message
     assert got[("details.md", "./pages/01-home.md")].level == "error"
+
+
+def test_a_script_in_the_plugin_folder_is_named_with_its_plugin_path(tmp_path, capsys):
+    """plugins/minimax/skills/m3 runs `bun scripts/m3-cli.ts`, which is plugins/minimax/scripts/m3-cli.ts: it ships
+    with the plugin, under another path (a warning naming ${CLAUDE_PLUGIN_ROOT}); a script nowhere stays an error."""
+    repo = tmp_path / "host"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    _append(repo, ".claude-plugin/marketplace.json", "{}\n")
+    _append(repo, "plugins/mm/scripts/m3-cli.ts", "export {}\n")
+    (repo / "plugins/mm/skills/m3").mkdir(parents=True)
+    (repo / "plugins/mm/skills/m3/SKILL.md").write_text(
+        "---\nname: m3\ndescription: Checks the m3 model catalogue for drift. Use for m3 upgrades.\n---\n\n"
+        "```bash\nbun scripts/m3-cli.ts verify\nbun scripts/gone-cli.ts verify\n```\n")
+    assert main(["init", str(repo)]) == 0, capsys.readouterr().out
+    findings, _ = structure.check_all(config.load(repo), None)
+    got = {f.subject: f for f in findings if f.rule == "path-missing"}
+    assert got["scripts/m3-cli.ts"].level == "warning", got["scripts/m3-cli.ts"]
+    assert "${CLAUDE_PLUGIN_ROOT}/scripts/m3-cli.ts" in got["scripts/m3-cli.ts"].message
+    assert got["scripts/gone-cli.ts"].level == "error"
+
+
+def test_maintainer_files_in_subfolders_and_tests_only_warn(mini_repo):
+    """session-chronicle/tests/README.md and tests/AUDIT-REPORT.md link the repository's ADRs: the agent does
+    not load them (a warning); the same link in a reference file stays an error; `./references/guide.md`
+    alone in a table cell is a path named, not a command run."""
+    for rel in ("tests/README.md", "tests/AUDIT-REPORT.md", "references/README.md"):
+        _append(mini_repo, f"skills-src/alpha/{rel}", "\n**ADR**: [decision](/docs/adr/2026-01-02-x.md)\n")
+    _append(mini_repo, "skills-src/alpha/references/details.md",
+            "\n**ADR**: [decision](/docs/adr/2026-01-02-x.md)\n| Relative | `./references/guide.md` | resolves |\n")
+    got = {(f.where.split("alpha/", 1)[-1], f.subject): f.level for f in _findings(mini_repo)}
+    assert got[("tests/README.md", "/docs/adr/2026-01-02-x.md")] == "warning"
+    assert got[("tests/AUDIT-REPORT.md", "/docs/adr/2026-01-02-x.md")] == "warning"
+    assert got[("references/README.md", "/docs/adr/2026-01-02-x.md")] == "warning"
+    assert got[("references/details.md", "/docs/adr/2026-01-02-x.md")] == "error"
+    assert ("references/details.md", "references/guide.md") not in got

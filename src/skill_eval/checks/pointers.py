@@ -33,6 +33,7 @@ _EXAMPLE_FENCES = frozenset({"markdown", "md", "mdx", "text", "txt", "plain", "t
 _FENCE_OPEN = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})\s*([^\s`]*)")
 _SHELL_FENCES = frozenset({"bash", "sh", "shell", "zsh", "console", "shell-session", "powershell", "ps1", "fish"})
 _SHELL_SPLIT = re.compile(r"\|\||&&|[|;]|\$\(")
+_DOCUMENTS = (".md", ".txt", ".json", ".yaml", ".yml", ".csv", ".html")  # read, never run as `./x`
 _CD = re.compile(r"(?:^|[\s\"'(])(?:cd|pushd)\s+([^\s;&|\"')]+)")  # a command run in another folder
 _SKILL_DIR = re.compile(r"skill|dirname|BASH_SOURCE|\$0", re.I)  # ... unless that folder is the skill's own
 
@@ -99,7 +100,8 @@ def _invoked(segment: str, path: str, *, shell: bool = False) -> bool:
         names = [t.removeprefix("./") for t in tokens]
         if path not in names and f"./{path}" not in tokens:
             continue
-        if tokens[0] == f"./{path}" or (shell and names[0] == path) or tokens[0].rsplit("/", 1)[-1] in INTERPRETERS:
+        run = tokens[0] == f"./{path}" and not path.endswith(_DOCUMENTS)  # `./references/guide.md` is not run
+        if run or (shell and names[0] == path) or tokens[0].rsplit("/", 1)[-1] in INTERPRETERS:
             return True
     return False
 

@@ -316,11 +316,9 @@ def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = 
             elif stem:
                 out.append(Finding("warning", source, f"names {ref!r}, which does not exist in the skill; did you mean "
                                    f"{stem[0]!r}?{aside}", "path-missing", ref, index + 1))
-            elif (cfg.root / ref).is_file() and not maintainer:  # `./scripts/convert.sh` run from a clone
+            elif not maintainer and (outside := _outside_skill(cfg, skill, ref)):  # `./scripts/convert.sh`
                 out.append(Finding("error" if standalone else "warning", source, f"names {ref!r}, which is not in the "
-                                   "skill but at the repository root: it works only in a clone of the repository (ship "
-                                   "it in the skill, or say the command is run from a clone)", "path-missing", ref,
-                                   index + 1))
+                                   f"skill but {outside}", "path-missing", ref, index + 1))
             else:
                 top = ref.removeprefix("./").split("/", 1)[0]
                 why = "" if top in has else (f" (the skill has no {top}/ folder: ship the file, fix the path, "
@@ -378,6 +376,22 @@ def _variable_link(known: set[str], target: str, at: Finding) -> list[Finding]:
                                 message=f"broken link {target!r}: no {inside} in the published skill{at.message}")]
 
 
+def _outside_skill(cfg: Config, skill: Skill, ref: str) -> str:
+    """Where a path missing from the skill is found beside it, worded as the finding's end, or "": in the
+    plugin folder holding `skills/` (it ships with the plugin, under another path), or at the repository
+    root (the repository's own script, run from a clone)."""
+    ref = ref.removeprefix("./")
+    parent = posixpath.dirname(skill.dir)
+    plugin = posixpath.dirname(parent) if posixpath.basename(parent) == "skills" else ""
+    if plugin and (cfg.root / plugin / ref).is_file():
+        return (f"in its plugin's folder ({plugin}/{ref}): it ships with the plugin, not at this path (write "
+                f"${{CLAUDE_PLUGIN_ROOT}}/{ref}, or copy it into the skill)")
+    if (cfg.root / ref).is_file():
+        return ("at the repository root: it works only in a clone of the repository (ship it in the skill, or say "
+                "the command is run from a clone)")
+    return ""
+
+
 def _example_aside(path: str, line: pointers.LineInfo, text: str, top: str, has: set[str]) -> str:
     """Why a missing file named as a pointer is only a warning, or "": a command in a code block of a
     reference file is an example of use (a runbook's script, a project's health check), and a folder the
@@ -420,13 +434,13 @@ _PLACEHOLDER = re.compile(r"^(?:your[_-].+|(?:script|file)[_-]?name)$", re.I)
 
 def _maintainer_doc(path: str, loaded: set[str]) -> str:
     """Why the agent does not follow this file's pointers, or "": a maintainer document (README.md, SPEC.md,
-    CLAUDE.md ... beside SKILL.md, anything in a dot-folder) is not loaded; a template (in a `templates/`
+    CLAUDE.md ... in any folder, anything in a dot-folder or the skill's tests/) is not loaded; a template (in a `templates/`
     folder, or named *_template*) is copied into the user's output, its links are the output's. A file
     SKILL.md links to is loaded whatever its name (`[forms](FORMS.md)`), so it is never one of these."""
     if path == SKILL_FILE or path in loaded:
         return ""
     parts = path.split("/")
-    if any(p.startswith(".") for p in parts[:-1]) or (len(parts) == 1 and path in _MAINTAINER):
+    if any(p.startswith(".") for p in parts[:-1]) or parts[-1] in _MAINTAINER or parts[0] in ("tests", "test"):
         return "in a maintainer document the agent does not load"
     if any(p.lower() in ("templates", "template") for p in parts[:-1]) or _TEMPLATE.search(posixpath.splitext(parts[-1])[0]):
         return "in a template: its links are the output's"
