@@ -155,3 +155,16 @@ def test_maintainer_files_in_subfolders_and_tests_only_warn(mini_repo):
     assert got[("references/README.md", "/docs/adr/2026-01-02-x.md")] == "warning"
     assert got[("references/details.md", "/docs/adr/2026-01-02-x.md")] == "error"
     assert ("references/details.md", "references/guide.md") not in got
+
+
+def test_a_path_in_a_links_text_is_its_label(mini_repo):
+    """`See [references/api.md](../../references/api.md)`: the link's target is checked (here it leaves the
+    skill), its text is a label, not a second path; the same path in prose beside it is still checked."""
+    _append(mini_repo, "skills-src/alpha/SKILL.md",
+            "\nSee [references/api.md](../../references/api.md) for the API.\nThen read `references/api.md` again.\n")
+    got = [(f.rule, f.subject, f.line) for f in _findings(mini_repo) if f.where == "skills-src/alpha/SKILL.md"]
+    mentions = [g for g in got if g[0] == "path-missing"]
+    prose = 1 + next(i for i, line in enumerate((mini_repo / "skills-src/alpha/SKILL.md").read_text().split("\n"))
+                     if line.startswith("Then read"))
+    assert mentions == [("path-missing", "references/api.md", prose)], got  # the prose line's, not the label's
+    assert ("link-broken", "../../references/api.md") in {g[:2] for g in got}

@@ -411,7 +411,8 @@ def _position(starts: list[int], offset: int) -> tuple[int, int]:
 
 
 def _link_spans(text: str) -> list[tuple[int, int]]:
-    spans = [m.span(2) for m in LINK_RE.finditer(text)] + [m.span(2) for m in REFDEF_RE.finditer(text)]
+    # a link's target and its text (`[references/x.md](../../references/x.md)`: the target is what is checked)
+    spans = [(m.start(1), m.end(2)) for m in LINK_RE.finditer(text)] + [m.span(2) for m in REFDEF_RE.finditer(text)]
     return spans + [m.span() for m in HTML_LINK_RE.finditer(text)]
 
 
