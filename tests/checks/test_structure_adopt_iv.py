@@ -168,3 +168,17 @@ def test_a_path_in_a_links_text_is_its_label(mini_repo):
                      if line.startswith("Then read"))
     assert mentions == [("path-missing", "references/api.md", prose)], got  # the prose line's, not the label's
     assert ("link-broken", "../../references/api.md") in {g[:2] for g in got}
+
+
+def test_a_file_to_create_and_a_quoted_example_are_not_pointers(mini_repo):
+    """A skill that teaches skill writing: 'Create `references/common-issues.md` with ...' names a file to
+    write; '✅ "To rotate a PDF, run `scripts/rotate_pdf.py`"' quotes wording. 'Read `references/gone.md`' and
+    a command after a closed quote stay errors."""
+    _append(mini_repo, "skills-src/alpha/references/details.md",
+            "\n2. **Detail in references**: Create `references/common-issues.md` with the procedures\n"
+            '- ✅ "To rotate a PDF, run `scripts/rotate_pdf.py <file> <degrees>`"\n'
+            "Read `references/gone.md` first.\n"
+            'Say "done", then run `python scripts/after-quote.py`.\n')
+    got = {f.subject: f for f in _findings(mini_repo) if f.rule == "path-missing"}
+    assert "references/common-issues.md" not in got and "scripts/rotate_pdf.py" not in got, sorted(got)
+    assert got["references/gone.md"].level == "error" and got["scripts/after-quote.py"].level == "error"

@@ -33,6 +33,7 @@ _EXAMPLE_FENCES = frozenset({"markdown", "md", "mdx", "text", "txt", "plain", "t
 _FENCE_OPEN = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})\s*([^\s`]*)")
 _SHELL_FENCES = frozenset({"bash", "sh", "shell", "zsh", "console", "shell-session", "powershell", "ps1", "fish"})
 _SHELL_SPLIT = re.compile(r"\|\||&&|[|;]|\$\(")
+_CREATE = re.compile(r"\b(?:create|creates|creating|write|writes|save|saves|add|adds)\s+(?:a\s+|an\s+|the\s+|new\s+)*$", re.I)
 _DOCUMENTS = (".md", ".txt", ".json", ".yaml", ".yml", ".csv", ".html")  # read, never run as `./x`
 _CD = re.compile(r"(?:^|[\s\"'(])(?:cd|pushd)\s+([^\s;&|\"')]+)")  # a command run in another folder
 _SKILL_DIR = re.compile(r"skill|dirname|BASH_SOURCE|\$0", re.I)  # ... unless that folder is the skill's own
@@ -123,6 +124,12 @@ def is_command(lines: list[LineInfo], index: int, col: int, path: str) -> bool:
     return code is not None and _invoked(code, path)
 
 
+def _quoted(line: str, col: int) -> bool:
+    """Whether column `col` is inside a double-quoted passage of prose (quotes inside inline code not counted)."""
+    prose = re.sub(r"`[^`\n]*`", lambda m: "x" * len(m.group(0)), line)
+    return prose.count('"', 0, col) % 2 == 1 and '"' in prose[col:]
+
+
 def is_pointer(lines: list[LineInfo], index: int, col: int, path: str) -> bool:
     """Whether the path at (line index, column) is an instruction to use that file."""
     info = lines[index]
@@ -144,6 +151,10 @@ def is_pointer(lines: list[LineInfo], index: int, col: int, path: str) -> bool:
         return False  # "Loads references/examples when needed": two things named in prose, read by a verb, not a file
     if _USERS.search(info.text[col:]) or _USERS.search(before):
         return False
+    if _CREATE.search(re.sub(r"[`*]", "", before)):
+        return False  # "Create `references/common-issues.md` with ...": a file to write, not one to read
+    if _quoted(info.text, col):
+        return False  # '✅ "To rotate a PDF, run `scripts/rotate_pdf.py`"': a quoted example of wording
     if _EXAMPLE.search(before):
         return False
     if _VERB.search(before[-80:]):
