@@ -182,3 +182,16 @@ def test_a_file_to_create_and_a_quoted_example_are_not_pointers(mini_repo):
     got = {f.subject: f for f in _findings(mini_repo) if f.rule == "path-missing"}
     assert "references/common-issues.md" not in got and "scripts/rotate_pdf.py" not in got, sorted(got)
     assert got["references/gone.md"].level == "error" and got["scripts/after-quote.py"].level == "error"
+
+
+def test_a_verb_inside_inline_code_is_the_codes(mini_repo):
+    """'with `can't open file 'scripts/populate.py': [Errno 2]`' quotes an error message and
+    '`ssh host "pueue add -- uv run python scripts/process.py"` queues the job' describes a remote command: the
+    verbs (open, run) are inside the code. 'See `scripts/setup-guide.md`' keeps its verb outside: an error."""
+    _append(mini_repo, "skills-src/alpha/references/details.md",
+            "\n**Symptom**: Jobs fail with `can't open file 'scripts/populate.py': [Errno 2] No such file`.\n"
+            '**Root cause**: `ssh host "pueue add -- uv run python scripts/process.py"` queues the job in $HOME.\n'
+            "See `scripts/setup-guide.md` for the fix.\n")
+    got = {f.subject: f for f in _findings(mini_repo) if f.rule == "path-missing"}
+    assert "scripts/populate.py" not in got and "scripts/process.py" not in got, sorted(got)
+    assert got["scripts/setup-guide.md"].level == "error"

@@ -157,7 +157,9 @@ def is_pointer(lines: list[LineInfo], index: int, col: int, path: str) -> bool:
         return False  # '✅ "To rotate a PDF, run `scripts/rotate_pdf.py`"': a quoted example of wording
     if _EXAMPLE.search(before):
         return False
-    if _VERB.search(before[-80:]):
+    # a verb inside inline code is the code's, not the sentence's ("`can't open file 'scripts/x.py'`")
+    prose = re.sub(r"`[^`\n]*`", " ", before)
+    if _VERB.search((prose[:prose.rfind("`")] if code is not None and "`" in prose else prose)[-80:]):
         return True
     # A path alone on its line, right after "read the detailed guide before proceeding:".
     alone = re.fullmatch(r"[\s>*+\-\d.`]*" + re.escape(path) + r"[`\s.]*", info.text) is not None
