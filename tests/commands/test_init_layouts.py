@@ -205,3 +205,25 @@ def test_a_root_source_finds_root_relative_paths_and_keeps_quiet_about_plain_fol
     rooted = [e for e in l0["detail"]["errors"] if e["rule"] == "path-root-relative"]
     assert code == 1 and [e["where"] for e in rooted] == ["alpha/SKILL.md"], l0["detail"]
     assert not [n for n in l0["detail"].get("skipped", []) if "docs" in json.dumps(n)]
+
+
+def test_plugins_sharing_a_skill_name_are_not_adopted_into_one_failing_config(tmp_path, capsys):
+    """terrylica/cc-skills: 40 plugins, eleven with a skill named `setup`; alirezarezvani/claude-skills: `init`
+    in two plugins. init adopted every plugin and then could not write its own pack (names must be unique in
+    one config). Now a plugin that would clash is named as not adopted, with the clash and the way to choose;
+    init and the first pr are green; a plugin with no clash is still adopted."""
+    repo = _repo(tmp_path)
+    _write(repo, ".claude-plugin/marketplace.json", "{}\n")
+    for name in ("record", "convert", "setup"):
+        _skill(repo, f"plugins/cast-tools/skills/{name}")
+    for name in ("send", "setup"):
+        _skill(repo, f"plugins/tele/skills/{name}")
+    for name in ("lint", "format"):
+        _skill(repo, f"plugins/quality/skills/{name}")
+    assert main(["init", str(repo)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"note: plugins/tele/skills/ \(2 skill\(s\)\) not adopted: skill names are unique in one config "
+                     r"and setup also in plugins/cast-tools/skills/.*pass --source plugins/tele/skills", out), out
+    assert sorted(s.path for s in config.load(repo).sources) == ["plugins/cast-tools/skills", "plugins/quality/skills"]
+    code, l0 = _l0(capsys, repo)
+    assert code == 0 and l0["status"] == "ok", l0

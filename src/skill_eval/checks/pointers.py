@@ -33,6 +33,10 @@ _EXAMPLE_FENCES = frozenset({"markdown", "md", "mdx", "text", "txt", "plain", "t
 _FENCE_OPEN = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})\s*([^\s`]*)")
 _SHELL_FENCES = frozenset({"bash", "sh", "shell", "zsh", "console", "shell-session", "powershell", "ps1", "fish"})
 _SHELL_SPLIT = re.compile(r"\|\||&&|[|;]|\$\(")
+_CREATE = re.compile(r"\b(?:create|creates|creating|write|writes|save|saves|add|adds)\s+(?:a\s+|an\s+|the\s+|new\s+)*$", re.I)
+_DOCUMENTS = (".md", ".txt", ".json", ".yaml", ".yml", ".csv", ".html")  # read, never run as `./x`
+_CD = re.compile(r"(?:^|[\s\"'(])(?:cd|pushd)\s+([^\s;&|\"')]+)")  # a command run in another folder
+_SKILL_DIR = re.compile(r"skill|dirname|BASH_SOURCE|\$0", re.I)  # ... unless that folder is the skill's own
 
 
 @dataclass(frozen=True)
@@ -88,21 +92,26 @@ def _invoked(segment: str, path: str, *, shell: bool = False) -> bool:
     """Whether a command line runs or reads `path`: its program is an interpreter, or the path itself
     written `./path` (or bare, in a shell code block)."""
     for part in _SHELL_SPLIT.split(segment):
+        moved = _CD.search(part)
+        if moved and not _SKILL_DIR.search(moved.group(1)):
+            return False  # `cd ~/project && ./scripts/x.sh`: a file of that folder, not of the skill
         tokens = command_words(part, comments=True)
         if not tokens:
             continue
         names = [t.removeprefix("./") for t in tokens]
         if path not in names and f"./{path}" not in tokens:
             continue
-        if tokens[0] == f"./{path}" or (shell and names[0] == path) or tokens[0].rsplit("/", 1)[-1] in INTERPRETERS:
+        run = tokens[0] == f"./{path}" and not path.endswith(_DOCUMENTS)  # `./references/guide.md` is not run
+        if run or (shell and names[0] == path) or tokens[0].rsplit("/", 1)[-1] in INTERPRETERS:
             return True
     return False
 
 
 def _sentence_before(line: str, col: int) -> str:
-    """The part of the sentence before `col` on this line (after the last '. ', '? ', '! ' or ';')."""
+    """The part of the sentence before `col` on this line (after the last '. ', '? ', '! ', ';' or table
+    cell border '|': "| Instructions in reference files | Injection in references/guide.md |" has no verb)."""
     head = line[:col]
-    cut = max(head.rfind(". "), head.rfind("? "), head.rfind("! "), head.rfind(";"))
+    cut = max(head.rfind(". "), head.rfind("? "), head.rfind("! "), head.rfind(";"), head.rfind("|"))
     return head[cut + 1:] if cut >= 0 else head
 
 
@@ -113,6 +122,12 @@ def is_command(lines: list[LineInfo], index: int, col: int, path: str) -> bool:
         return info.fence not in _EXAMPLE_FENCES and _invoked(info.text, path, shell=info.fence in _SHELL_FENCES)
     code = _inline_code(info.text, col)
     return code is not None and _invoked(code, path)
+
+
+def _quoted(line: str, col: int) -> bool:
+    """Whether column `col` is inside a double-quoted passage of prose (quotes inside inline code not counted)."""
+    prose = re.sub(r"`[^`\n]*`", lambda m: "x" * len(m.group(0)), line)
+    return prose.count('"', 0, col) % 2 == 1 and '"' in prose[col:]
 
 
 def is_pointer(lines: list[LineInfo], index: int, col: int, path: str) -> bool:
@@ -127,15 +142,24 @@ def is_pointer(lines: list[LineInfo], index: int, col: int, path: str) -> bool:
         # ("(e.g., `./scripts/deploy.sh`)"); "like"/"good" earlier in the sentence do not make it one
         tick = info.text.rfind("`", 0, col)
         return not _USERS.search(info.text) and not _EXAMPLE_RIGHT_BEFORE.search(info.text[:max(tick, 0)])
-    if code is None and "." not in path.rsplit("/", 1)[-1] and not path.endswith("/") and not _VERB.search(before[-24:]):
+    # the verb must govern the path: not one inside inline code ("`cargo nextest run` in scripts/CI") or
+    # closed off before it ("setup steps (clone, install, run), and available scripts/commands")
+    near = re.split(r"[),]", re.sub(r"`[^`\n]*`", " ", before))[-1][-24:]
+    if code is None and "." not in path.rsplit("/", 1)[-1] and not path.endswith("/") and not _VERB.search(near):
         return False  # a bare word pair in prose ("fetching assets/queue items", "curl/httpx"), not a file
-    if code is None and _WORD_PAIR.fullmatch(path) and not _RUN_VERB.search(before[-24:]):
+    if code is None and _WORD_PAIR.fullmatch(path) and not _RUN_VERB.search(near):
         return False  # "Loads references/examples when needed": two things named in prose, read by a verb, not a file
     if _USERS.search(info.text[col:]) or _USERS.search(before):
         return False
+    if _CREATE.search(re.sub(r"[`*]", "", before)):
+        return False  # "Create `references/common-issues.md` with ...": a file to write, not one to read
+    if _quoted(info.text, col):
+        return False  # '✅ "To rotate a PDF, run `scripts/rotate_pdf.py`"': a quoted example of wording
     if _EXAMPLE.search(before):
         return False
-    if _VERB.search(before[-80:]):
+    # a verb inside inline code is the code's, not the sentence's ("`can't open file 'scripts/x.py'`")
+    prose = re.sub(r"`[^`\n]*`", " ", before)
+    if _VERB.search((prose[:prose.rfind("`")] if code is not None and "`" in prose else prose)[-80:]):
         return True
     # A path alone on its line, right after "read the detailed guide before proceeding:".
     alone = re.fullmatch(r"[\s>*+\-\d.`]*" + re.escape(path) + r"[`\s.]*", info.text) is not None

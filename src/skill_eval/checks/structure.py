@@ -272,6 +272,11 @@ def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = 
                 from_root = posixpath.normpath(target)
                 if from_root in tree or from_root.rstrip("/") in dirs:
                     continue  # written from the skill root, as the Agent Skills spec asks for file references
+                if not maintainer and _quoted_link(text, line, target):  # '"see our [frameworks](link)"': the user's text
+                    out.append(Finding("warning", source, f"link {target!r} in a quoted example resolves nowhere in the "
+                                       "skill: it is the example's text, unless the agent should open it",
+                                       "link-broken", target, line))
+                    continue
                 out.append(Finding(broken, source, f"broken relative link {target!r} (no {resolved} in the published "
                                    f"skill){aside}{_did_you_mean(tree, path, resolved)}", "link-broken", target, line))
         lines = pointers.lines_of(text)
@@ -284,6 +289,8 @@ def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = 
                 continue  # `references/...`, `scripts/script_name.py`: a placeholder for any path
             if text[m.end():m.end() + 1] in ("*", "<", "{", "$") or ref in reported or _inside(link_spans, m.start(1)):
                 continue  # a glob, a placeholder, or a link target (checked above)
+            if ref.removeprefix("./") in {t.removeprefix("./") for t in linked}:
+                continue  # `[references/x.md](references/x.md)`: the link's own text; one defect is one finding
             candidates = {ref, unquote(ref)}  # a link target is percent-encoded (`user%20guide.md`)
             candidates |= {posixpath.normpath(posixpath.join(posixpath.dirname(path), c)) for c in list(candidates)}
             spaced = text[m.end():m.end() + 1] == " " and any(t.startswith(ref + " ") for t in tree)  # `a b.md`
@@ -309,6 +316,9 @@ def check_links(cfg: Config, skill: Skill, skills: Mapping[str, Skill] | None = 
             elif stem:
                 out.append(Finding("warning", source, f"names {ref!r}, which does not exist in the skill; did you mean "
                                    f"{stem[0]!r}?{aside}", "path-missing", ref, index + 1))
+            elif not maintainer and (outside := _outside_skill(cfg, skill, ref)):  # `./scripts/convert.sh`
+                out.append(Finding("error" if standalone else "warning", source, f"names {ref!r}, which is not in the "
+                                   f"skill but {outside}", "path-missing", ref, index + 1))
             else:
                 top = ref.removeprefix("./").split("/", 1)[0]
                 why = "" if top in has else (f" (the skill has no {top}/ folder: ship the file, fix the path, "
@@ -366,6 +376,22 @@ def _variable_link(known: set[str], target: str, at: Finding) -> list[Finding]:
                                 message=f"broken link {target!r}: no {inside} in the published skill{at.message}")]
 
 
+def _outside_skill(cfg: Config, skill: Skill, ref: str) -> str:
+    """Where a path missing from the skill is found beside it, worded as the finding's end, or "": in the
+    plugin folder holding `skills/` (it ships with the plugin, under another path), or at the repository
+    root (the repository's own script, run from a clone)."""
+    ref = ref.removeprefix("./")
+    parent = posixpath.dirname(skill.dir)
+    plugin = posixpath.dirname(parent) if posixpath.basename(parent) == "skills" else ""
+    if plugin and (cfg.root / plugin / ref).is_file():
+        return (f"in its plugin's folder ({plugin}/{ref}): it ships with the plugin, not at this path (write "
+                f"${{CLAUDE_PLUGIN_ROOT}}/{ref}, or copy it into the skill)")
+    if (cfg.root / ref).is_file():
+        return ("at the repository root: it works only in a clone of the repository (ship it in the skill, or say "
+                "the command is run from a clone)")
+    return ""
+
+
 def _example_aside(path: str, line: pointers.LineInfo, text: str, top: str, has: set[str]) -> str:
     """Why a missing file named as a pointer is only a warning, or "": a command in a code block of a
     reference file is an example of use (a runbook's script, a project's health check), and a folder the
@@ -385,7 +411,8 @@ def _position(starts: list[int], offset: int) -> tuple[int, int]:
 
 
 def _link_spans(text: str) -> list[tuple[int, int]]:
-    spans = [m.span(2) for m in LINK_RE.finditer(text)] + [m.span(2) for m in REFDEF_RE.finditer(text)]
+    # a link's target and its text (`[references/x.md](../../references/x.md)`: the target is what is checked)
+    spans = [(m.start(1), m.end(2)) for m in LINK_RE.finditer(text)] + [m.span(2) for m in REFDEF_RE.finditer(text)]
     return spans + [m.span() for m in HTML_LINK_RE.finditer(text)]
 
 
@@ -398,6 +425,9 @@ _SLASH_COMMAND = re.compile(r"^/[\w.-]+:[\w.-]+/?$")  # `[x](/plugin:skill)`: a 
 _MAINTAINER = frozenset({"README.md", "CHANGELOG.md", "CONTRIBUTING.md", "LICENSE.md", "CLAUDE.md", "AGENTS.md",
                          "GEMINI.md", "SPEC.md", "EVAL.md", "EVALS.md", "SOURCES.md", "MAINTAINERS.md", "TODO.md"})
 _TEMPLATE = re.compile(r"[_.-]template$|^template[_.-]", re.I)  # soap_note_template.md, report.template.md
+# a sample of what the skill produces (expected_outputs/sample-prd-readme.md): its links are the sample's pages
+_SAMPLE_DIR = re.compile(r"(?:expected|sample|example)[_-]?outputs?", re.I)
+_SAMPLE_FILE = re.compile(r"(?:sample|example)[_-]output", re.I)
 # a placeholder file name in an example command: `python scripts/script_name.py --help`
 _ELLIPSIS = re.compile(r"/(?:\.\.\.|…)(?:/|\.?$)")  # `references/...`: any path
 _PLACEHOLDER = re.compile(r"^(?:your[_-].+|(?:script|file)[_-]?name)$", re.I)
@@ -405,16 +435,18 @@ _PLACEHOLDER = re.compile(r"^(?:your[_-].+|(?:script|file)[_-]?name)$", re.I)
 
 def _maintainer_doc(path: str, loaded: set[str]) -> str:
     """Why the agent does not follow this file's pointers, or "": a maintainer document (README.md, SPEC.md,
-    CLAUDE.md ... beside SKILL.md, anything in a dot-folder) is not loaded; a template (in a `templates/`
+    CLAUDE.md ... in any folder, anything in a dot-folder or the skill's tests/) is not loaded; a template (in a `templates/`
     folder, or named *_template*) is copied into the user's output, its links are the output's. A file
     SKILL.md links to is loaded whatever its name (`[forms](FORMS.md)`), so it is never one of these."""
     if path == SKILL_FILE or path in loaded:
         return ""
     parts = path.split("/")
-    if any(p.startswith(".") for p in parts[:-1]) or (len(parts) == 1 and path in _MAINTAINER):
+    if any(p.startswith(".") for p in parts[:-1]) or parts[-1] in _MAINTAINER or parts[0] in ("tests", "test"):
         return "in a maintainer document the agent does not load"
     if any(p.lower() in ("templates", "template") for p in parts[:-1]) or _TEMPLATE.search(posixpath.splitext(parts[-1])[0]):
         return "in a template: its links are the output's"
+    if any(_SAMPLE_DIR.fullmatch(p) for p in parts[:-1]) or _SAMPLE_FILE.match(parts[-1]):
+        return "in a sample of the skill's output: its links are the output's"
     return ""
 
 

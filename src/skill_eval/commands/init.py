@@ -202,6 +202,15 @@ def _default_sources(found: Detected, skipped: dict[str, str]) -> list[str]:
                           f"{show(dup)} ({', '.join(same[:3])}{', ...' if len(same) > 3 else ''}); pass --source {r} "
                           f"to adopt it instead")
             continue
+        clash = sorted(n for a in kept for n in found.names[r] & found.names[a])
+        if clash:  # one config holds each skill name once: adopting it would make init's own pack fail
+            where = sorted(a for a in kept if found.names[r] & found.names[a])
+            skipped[r] = (f"{show(r)} ({found.roots[r]} skill(s)) not adopted: skill names are unique in one config "
+                          f"and {', '.join(clash[:3])}{', ...' if len(clash) > 3 else ''} also in "
+                          f"{', '.join(show(a) for a in where[:2])}{', ...' if len(where) > 2 else ''} (plugins "
+                          f"namespace such names; skill-eval does not yet); rename the skill, or pass --source {r} "
+                          "(one --source per folder) to choose which to adopt")
+            continue
         kept.append(r)
     return kept
 

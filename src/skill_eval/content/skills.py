@@ -150,20 +150,38 @@ def _strip_code(text: str) -> str:
     """Blank out fenced code blocks and inline code so example links there are not links (line breaks kept)."""
     out: list[str] = []
     fence = ""  # the open fence's run of ` or ~ (CommonMark: closed by a run of the same character, at least as long)
+    last = prev = ""  # the last non-blank line outside code; the line before this one
+    indented = False  # inside an indented code block (4 spaces after a blank line, not in a list item)
     for line in text.split("\n"):
         m = _FENCE_RUN.match(line)
+        blank_before, prev = not prev.strip(), line
         if not fence:
+            if line.strip() and line.startswith(("    ", "\t")) and (indented or (blank_before and _opens_code(last))):
+                indented = True
+                out.append("")
+                continue
+            indented = indented and not line.strip()
             if m:
                 fence = m.group(1)
                 out.append("")
             else:
                 out.append(line)
+                last = line if line.strip() else last
             continue
         out.append("")
         closing = line.strip()
         if m and set(closing) == {fence[0]} and len(closing) >= len(fence):
             fence = ""
     return re.sub(r"`[^`\n]*`", "", "\n".join(out))
+
+
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
+
+
+def _opens_code(last: str) -> bool:
+    """Whether an indented line after a blank line, below `last`, starts an indented code block (CommonMark):
+    after a paragraph at the margin, yes; inside a list item (its continuation), no."""
+    return not last or (not last.startswith((" ", "\t")) and not _LIST_ITEM.match(last))
 
 
 def rewrite_links(text: str, mapping: Callable[[str], str | None]) -> str:
