@@ -201,3 +201,58 @@ def test_the_evidence_is_read_once_for_freshness_and_evidence(repo_copy, capsys,
     passes.clear()  # a step that may write ends the sharing: the next step reads the evidence afresh
     assert pipeline.main(["--root", str(repo_copy), "check_freshness", "gen_pack", "check_evidence"]) == 0
     assert len(passes) == 2, passes
+
+
+class _Session:
+    """What the init noxfile's sessions ask of nox: the command lines they would run."""
+
+    def __init__(self) -> None:
+        self.runs: list[list[str]] = []
+        self.posargs: list[str] = ["--base", "main"]
+
+    def install(self, *args: str) -> None:
+        pass
+
+    def error(self, message: str) -> None:
+        raise AssertionError(message)
+
+    def run(self, *args: str) -> None:
+        self.runs.append(list(args))
+
+
+def _init_sessions(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    import types
+
+    from skill_eval.commands import init
+
+    sessions: dict[str, Any] = {}
+    fake = types.ModuleType("nox")
+    fake.Session = _Session  # type: ignore[attr-defined]
+    fake.session = lambda name: (lambda fn: sessions.setdefault(name, fn))  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "nox", fake)
+    monkeypatch.setenv("SKILL_EVAL_SPEC", "skill-eval")
+    namespace: dict[str, Any] = {}
+    exec(init.render_snippets(["skills"], [], (None, "a test"))["noxfile_snippet.txt"], namespace)
+    assert [line.replace("-", "_") for line in namespace["SKILL_EVAL_PR_STEPS"]] == [m for m in pipeline.CHECKS.values()]
+    return sessions
+
+
+def test_the_init_noxfile_lists_every_step_and_its_pr_runs_them_all(monkeypatch, tmp_path, capsys):
+    sessions = _init_sessions(monkeypatch)
+    session = _Session()
+    sessions["skill-eval-pr"](session)
+    (argv,) = session.runs
+    assert argv[:2] == ["skill-eval", "pr"] and len(argv) == 10
+    example = tmp_path / "towncrier-notes"
+    shutil.copytree(EXAMPLE, example, ignore=shutil.ignore_patterns(".cache", "__pycache__"))
+    _missing_bundle(example)
+    listed = pr_verdict(example, capsys, *argv[2:])
+    assert listed == pr_verdict(example, capsys) and listed[0] == 1  # every step listed runs: nothing skipped
+    dropped = pr_verdict(example, capsys, *[a for a in argv[2:] if a != "--only=evidence"])
+    assert dropped[0] == 0 and "evidence" not in dropped[1]  # a host drops the failing step by deleting its line
+
+
+def test_the_init_noxfile_records_the_risk_suite(monkeypatch):
+    session = _Session()
+    _init_sessions(monkeypatch)["skill-eval-risk"](session)
+    assert session.runs == [["skill-eval", "run", "--suite", "risk", "--base", "main"], ["skill-eval", "evidence", "compact"]]
