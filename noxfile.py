@@ -43,11 +43,18 @@ PR_STEPS = [
 ]
 
 
+def _pipeline(session: nox.Session) -> list[str]:
+    """scripts/pipeline.py's arguments: `nox -s pr -- STEP ...` runs only those steps (e.g. `-- check_evidence`);
+    options (`-- --json`) pass through."""
+    options = [a for a in session.posargs if a.startswith("-")]
+    return ["python", "scripts/pipeline.py", *options, *([a for a in session.posargs if not a.startswith("-")] or PR_STEPS)]
+
+
 @nox.session
 def pr(session: nox.Session) -> None:
     """The merge gate: the PR_STEPS scripts (L0, surface, L1s, pack, golden, freshness, evidence, local paths)."""
     session.install("-e", ".[subject]")
-    session.run("python", "scripts/pipeline.py", *PR_STEPS, *session.posargs)
+    session.run(*_pipeline(session))
 
 
 EXAMPLE = "examples/towncrier-notes"
@@ -57,7 +64,7 @@ EXAMPLE = "examples/towncrier-notes"
 def pr_example(session: nox.Session) -> None:
     """The pr profile of the second example host: verdict-free skills graded by command oracles."""
     session.install("-e", ".[example]")
-    session.run("python", "scripts/pipeline.py", "--root", EXAMPLE, *PR_STEPS, *session.posargs)
+    session.run(*_pipeline(session), "--root", EXAMPLE)
 
 
 @nox.session(name="eval-risk")
