@@ -15,7 +15,8 @@ sharing: the steps after it read the evidence afresh.
 Every step runs even when an earlier one failed, so one run reports every problem. A known step
 that does not apply to the host (no trigger corpus, no golden corpus, no subject surface, no
 evidence: `skill-eval pr`'s own rule) is reported as not applicable and not run. Exit 1 if any step
-failed, 2 when the configuration is unusable or a step names no script. `skill-eval pr` is the same
+failed, 2 when the configuration is unusable, a step names no script or gives arguments its command
+does not take (all found before any step runs). `skill-eval pr` is the same
 profile in one fixed order; tests/commands/test_pipeline.py holds the two to the same verdict.
 """
 
@@ -39,6 +40,9 @@ sys.path.insert(0, str(SCRIPTS.parent / "src"))
 CHECKS = {"check_skills": "check_skills", "check_surface": "surface", "check_triggers": "check_triggers",
           "gen_pack": "pack", "check_golden": "golden", "check_freshness": "freshness", "check_evidence": "evidence",
           "check_local_paths": "local_paths"}
+# every script that shells a `skill-eval` command -> that command (its arguments are parsed before any step runs)
+COMMAND_OF = {**{s: m.replace("_", "-") for s, m in CHECKS.items()}, "grade_bundle": "grade", "run_skill_eval": "run",
+              "select_suite": "select", "release": "release"}
 # noxfile.PR_STEPS starts as this (the order of `skill-eval pr`); a host edits its own copy
 PR_STEPS = ("check_skills", "check_surface", "check_triggers", "gen_pack --check", "check_golden", "check_freshness",
             "check_evidence", "check_local_paths")
@@ -71,9 +75,28 @@ def parse_step(step: str) -> tuple[str, list[str]]:
         from skill_eval.core.errors import UsageError
 
         known = ", ".join(sorted(CHECKS))
-        raise UsageError(f"pipeline step {step!r}: no script scripts/{name}.py", source="pipeline",
+        raise UsageError(f"step {step!r}: no script scripts/{name}.py", source="pipeline",
                          fix=f"name a script of scripts/ and its arguments, e.g. {known} or \"gen_pack --check\"")
+    _check_arguments(step, name, words[1:])
     return name, words[1:]
+
+
+def _check_arguments(step: str, name: str, args: list[str]) -> None:
+    """A step's arguments as its command parses them: a typo is a usage error before any step runs."""
+    if name not in COMMAND_OF:
+        return
+    from skill_eval import cli
+    from skill_eval.core.errors import SkillEvalError, UsageError
+
+    command = COMMAND_OF[name]
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            cli.build_parser(command).parse_args([command, *args])
+    except SystemExit:  # --help / --version: nothing wrong with the arguments
+        return
+    except SkillEvalError as exc:  # cli's parser raises UsageError for a bad argument
+        raise UsageError(f"step {step!r}: {exc.message}", source="pipeline",
+                         fix=f"see `python scripts/{name}.py --help`") from exc
 
 
 def read_only(name: str, args: list[str]) -> bool:
@@ -166,7 +189,10 @@ def main(argv: list[str]) -> int:
     try:
         verdict = compose(args.root, args.steps or PR_STEPS, as_json=args.json)
     except SkillEvalError as exc:
-        print(f"pipeline: {exc.render()}", file=sys.stderr)
+        if args.json:
+            print(json.dumps({"error": exc.as_dict()}, indent=2, sort_keys=True))
+        else:
+            print(exc.render(), file=sys.stderr)
         return exc.exit_code
     if args.json:
         print(json.dumps({"ok": verdict.exit == 0, "steps": [s.__dict__ for s in verdict.steps]}, indent=2, sort_keys=True))

@@ -212,6 +212,14 @@ def test_an_unknown_step_is_a_usage_error_before_any_step_runs(repo_copy, capsys
     assert rc == 2 and "no script scripts/check_nothing.py" in captured.err and "== " not in captured.out
 
 
+def test_a_mistyped_step_argument_is_a_usage_error_before_any_step_runs(repo_copy, capsys):
+    capsys.readouterr()
+    rc = pipeline.main(["--root", str(repo_copy), "check_skills", "gen_pack --chek"])
+    captured = capsys.readouterr()
+    assert rc == 2 and "pipeline: step 'gen_pack --chek'" in captured.err and "--chek" in captured.err
+    assert "== " not in captured.out
+
+
 def test_the_evidence_is_read_once_for_freshness_and_evidence(repo_copy, capsys, monkeypatch):
     from skill_eval.grading import regrade
 
