@@ -54,8 +54,7 @@ EVAL_RISK_ARGS = $(if $(AGENT),--agent $(AGENT)) $(if $(MODEL),--model $(MODEL))
   $(if $(AGENT_BINARY),--agent-binary $(AGENT_BINARY)) $(if $(ARM),--arm $(ARM)) $(if $(RUN_ID),--run-id $(RUN_ID)) \
   $(if $(K),-k $(K)) $(if $(JOBS),-j $(JOBS)) $(EVAL_ARGS)
 eval-risk: $(VENV)/.bootstrapped   ## record fresh evidence for the risk suite of what changed since main (AGENT=, MODEL=, MODEL_SERVER=, BASE_URL=, ...)
-	$(VENV)/bin/skill-eval run --suite risk --base $(if $(BASE),$(BASE),$$(git merge-base HEAD main 2>/dev/null || echo HEAD)) $(strip $(EVAL_RISK_ARGS))
-	$(VENV)/bin/skill-eval evidence compact
+	$(NOX) -s eval-risk -- --base $(if $(BASE),$(BASE),$$(git merge-base HEAD main 2>/dev/null || echo HEAD)) $(strip $(EVAL_RISK_ARGS))
 
 eval-full: $(VENV)/.bootstrapped
 	$(VENV)/bin/skill-eval run --suite full

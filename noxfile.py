@@ -1,7 +1,8 @@
 """nox sessions: the verify pipeline a skill repository mirrors.
 
-pr       — every deterministic check (no model, credential or network at check time)
+pr       — every deterministic check (no model, credential or network at check time): the PR_STEPS scripts
 pr-example — the same on the second example host, examples/towncrier-notes (towncrier, oracle-graded)
+eval-risk — record fresh evidence for the risk suite (scripts/run_skill_eval.py; needs an agent; `make eval-risk`)
 tests    — the test suite (no network but loopback)
 lint     — ruff
 typecheck — mypy, strict, on src/skill_eval ([tool.mypy] in pyproject.toml)
@@ -25,11 +26,35 @@ nox.options.sessions = ["pr", "pr-example", "tests", "lint"]
 nox.options.reuse_existing_virtualenvs = True
 
 
+# The pr profile's steps: standalone scripts of scripts/ (each also runs alone: `python scripts/NAME.py --help`),
+# run in this order. Drop, reorder or add one here (a script and its arguments, one string each).
+# scripts/pipeline.py runs them in one interpreter, so the evidence is read and graded once for
+# check_freshness and check_evidence; every step runs even after one failed. `skill-eval pr` is the
+# same profile in one process and fixed order (tests/commands/test_pipeline.py: same verdict).
+PR_STEPS = [
+    "check_skills",        # L0: frontmatter, links, real subject commands/flags, published-copy parity
+    "check_surface",       # the committed CLI reference vs the installed subject
+    "check_triggers",      # L1s: the labelled trigger corpus vs the skill descriptions
+    "gen_pack --check",    # the evaluation pack matches the content
+    "check_golden",        # L4: the golden corpus re-graded to its expected failure sets
+    "check_freshness",     # every bundle recorded against the current content
+    "check_evidence",      # the evidence gate: complete, re-graded, pass^k, baselines
+    "check_local_paths",   # no sandbox or home path in a committed bundle
+]
+
+
+def _pipeline(session: nox.Session) -> list[str]:
+    """scripts/pipeline.py's arguments: `nox -s pr -- STEP ...` runs only those steps (e.g. `-- check_evidence`);
+    options (`-- --json`) pass through."""
+    options = [a for a in session.posargs if a.startswith("-")]
+    return ["python", "scripts/pipeline.py", *options, *([a for a in session.posargs if not a.startswith("-")] or PR_STEPS)]
+
+
 @nox.session
 def pr(session: nox.Session) -> None:
-    """The merge gate: L0, L1s, pack, golden (L4), freshness, evidence completeness."""
+    """The merge gate: the PR_STEPS scripts (L0, surface, L1s, pack, golden, freshness, evidence, local paths)."""
     session.install("-e", ".[subject]")
-    session.run("skill-eval", "pr", *session.posargs)
+    session.run(*_pipeline(session))
 
 
 EXAMPLE = "examples/towncrier-notes"
@@ -39,7 +64,16 @@ EXAMPLE = "examples/towncrier-notes"
 def pr_example(session: nox.Session) -> None:
     """The pr profile of the second example host: verdict-free skills graded by command oracles."""
     session.install("-e", ".[example]")
-    session.run("skill-eval", "pr", "--root", EXAMPLE, *session.posargs)
+    session.run(*_pipeline(session), "--root", EXAMPLE)
+
+
+@nox.session(name="eval-risk")
+def eval_risk(session: nox.Session) -> None:
+    """Record fresh evidence for the risk suite of what changed (`make eval-risk` passes the base, agent and
+    model): scripts/run_skill_eval.py, then the bundles compacted (scripts/check_evidence.py compact)."""
+    session.install("-e", ".[subject]")
+    session.run("python", "scripts/run_skill_eval.py", "--suite", "risk", *session.posargs)
+    session.run("python", "scripts/check_evidence.py", "compact")
 
 
 @nox.session

@@ -10,6 +10,8 @@ see the same load.
 Figures (NAME: what / reference):
   help      `skill-eval --help`                     / `python -I -S -c pass` (the interpreter floor)
   pr        `skill-eval pr` on this repo, warm + cold surface cache / the same floor (targets 2 s, 4 s)
+  pipeline  `nox -s pr`'s own work (scripts/pipeline.py over the noxfile's PR_STEPS, as `nox -R -s pr` runs it
+            once its venv exists) / `skill-eval pr`, on this repo and on examples/towncrier-notes (target <= 1.5x)
   regrade   `skill-eval evidence` (freshness + re-grade of every bundle) over 1,000 and 3,000
             synthetic bundles / `sha256sum` over the same files; peak RSS 1k vs 3k
   shim      recording-shim overhead per call / the floor; tee throughput / a `cat | cat` pipe
@@ -145,6 +147,21 @@ def bench_pr(quick: bool) -> list[dict]:
                    pairs=(samples["warm"], samples["floor"]), warm_s=[round(x, 2) for x in samples["warm"]]),
             figure("pr cold (no surface cache) / python floor", med(samples["cold"]), f, target="<= 4 s absolute",
                    pairs=(samples["cold"], samples["floor"]), cold_s=[round(x, 2) for x in samples["cold"]])]
+
+
+def bench_pipeline(quick: bool) -> list[dict]:
+    sys.path.insert(0, str(REPO / "scripts"))
+    import pipeline
+
+    out = []
+    for label, root in (("this repo", REPO), ("towncrier-notes", REPO / "examples" / "towncrier-notes")):
+        cases = {"pr": lambda root=root: run_timed(skill_eval_argv("pr", "--root", str(root)), cwd=REPO)[0],
+                 "pipeline": lambda root=root: run_timed([PY, str(REPO / "scripts/pipeline.py"), "--root", str(root),
+                                                          *pipeline.PR_STEPS], cwd=REPO)[0]}
+        samples = interleave(cases, 3 if quick else 9)
+        out.append(figure(f"nox pr's composition / skill-eval pr ({label})", med(samples["pipeline"]), med(samples["pr"]),
+                          target="<= 1.5x", pairs=(samples["pipeline"], samples["pr"])))
+    return out
 
 
 def _bundle_templates(cfg, catalog) -> list[tuple[dict, dict[str, bytes]]]:
@@ -348,7 +365,7 @@ def bench_runner(quick: bool, real: bool) -> list[dict]:
     return out
 
 
-SECTIONS = {"help": bench_help, "pr": bench_pr, "regrade": bench_regrade, "shim": bench_shim}
+SECTIONS = {"help": bench_help, "pr": bench_pr, "pipeline": bench_pipeline, "regrade": bench_regrade, "shim": bench_shim}
 
 
 def main(argv: list[str] | None = None) -> int:

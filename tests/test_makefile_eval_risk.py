@@ -2,7 +2,8 @@
 rehearsed offline (scripted model turns or a local model) before credits are spent.
 
 `make -n` prints the recipe without running it (nor the .venv bootstrap), so no agent, model or
-network is involved.
+network is involved. The target runs the nox session eval-risk (scripts/run_skill_eval.py, issue 35
+item 5), which hands everything after `--` to `skill-eval run --suite risk`.
 """
 
 from __future__ import annotations
@@ -21,8 +22,20 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is no
 def recipe(*assignments: str) -> str:
     proc = subprocess.run(["make", "-n", "--no-print-directory", "-C", str(REPO), "eval-risk", *assignments],
                           capture_output=True, text=True, check=True)
-    (line,) = [ln.rstrip() for ln in proc.stdout.splitlines() if "skill-eval run" in ln]
-    return line
+    (line,) = [ln.rstrip() for ln in proc.stdout.splitlines() if "nox -s eval-risk -- " in ln]
+    return "skill-eval run --suite risk " + line.split(" -- ", 1)[1]  # what the session runs it with
+
+
+def test_the_session_runs_the_script_with_the_risk_suite():
+    import ast
+
+    tree = ast.parse((REPO / "noxfile.py").read_text())
+    (fn,) = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "eval_risk"]
+    runs = [[a.value for a in c.args if isinstance(a, ast.Constant)] for c in ast.walk(fn)
+            if isinstance(c, ast.Call) and getattr(c.func, "attr", "") == "run"]
+    assert runs[0] == ["python", "scripts/run_skill_eval.py", "--suite", "risk"]
+    assert any(c.args and isinstance(c.args[-1], ast.Starred) for c in ast.walk(fn) if isinstance(c, ast.Call)
+               and getattr(c.func, "attr", "") == "run")  # the Makefile's arguments reach `run`
 
 
 def test_default_is_the_configured_agent_on_the_risk_suite_since_main():

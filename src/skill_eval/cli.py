@@ -60,6 +60,7 @@ COMMANDS: dict[str, CommandInfo] = {
     "evidence": CommandInfo("skill_eval.commands.evidence", "check that committed evidence is complete, fresh and passes the gates (re-grades every bundle)"),
     "baseline": CommandInfo("skill_eval.commands.baseline", "show or record the per-(skill, agent, model) baselines for dimensions 1, 3, 4 and 5"),
     "golden": CommandInfo("skill_eval.commands.golden", "re-grade the golden corpus and demand each bundle's exact expected failure set (L4)"),
+    "local-paths": CommandInfo("skill_eval.commands.local_paths", "fail when a committed bundle (evidence/, calibration/) still holds a sandbox or home path"),
     "run": CommandInfo("skill_eval.commands.run", "record evidence: run the selected scenarios/prompts k times with an agent (maintainer-run, needs an agent)"),
     "plan": CommandInfo("skill_eval.commands.plan", "print the recording plan cut into N shards: item counts, plan digest, and the CI job matrix (GitHub, GitLab)"),
     "model-server": CommandInfo("skill_eval.commands.model_server", "serve a scripted model (Anthropic, OpenAI Responses or Gemini API) on 127.0.0.1"),
