@@ -27,6 +27,9 @@ PROVIDERS: dict[str, tuple[str, str]] = {
     "gemini": ("gemini", "GeminiProvider"),
 }
 
+# which server kind each agent adapter talks to
+KIND_FOR_ADAPTER = {"claude-code": "anthropic", "codex": "openai-responses", "gemini-cli": "gemini", "openai-compatible": "openai-responses"}
+
 
 def provider_class(kind: str) -> type[Provider]:
     if kind not in PROVIDERS:
@@ -60,6 +63,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "KIND_FOR_ADAPTER",
     "PROVIDERS",
     "ModelScript",
     "Provider",

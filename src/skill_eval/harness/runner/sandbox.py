@@ -72,6 +72,7 @@ BASE_ENV = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "dumb", "NO_COLOR": 
 FILE_IO_HELPERS = ("_write_file", "_read_file", "tree_state")  # tree_state walks the sandbox, never the repo
 
 
+
 class SandboxError(SkillEvalError):
     """The sandbox could not be built (fixture, setup command, shim): the run is incomplete."""
 
@@ -291,6 +292,9 @@ class Sandbox:
     def tmp(self) -> Path:
         return self.root / "tmp"
 
+    @property
+    def run_dir(self) -> Path:
+        return self.root / "run"
 
     @property
     def agent_dir(self) -> Path:

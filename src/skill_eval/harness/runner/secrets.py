@@ -169,6 +169,7 @@ class Scanner:
 
     def __init__(self, secrets: Mapping[str, str]):
         self.secrets = dict(secrets)
+        self.too_short = sorted(n for n, v in self.secrets.items() if 0 < len(v) < MIN_SECRET_LEN)
         needles = []
         for name, value in self.secrets.items():
             if len(value) < MIN_SECRET_LEN:
