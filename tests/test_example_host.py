@@ -79,6 +79,8 @@ def test_action_that_now_exits_1_fails_naming_case_and_assertion(example: Path,
     shutil.rmtree(skill_dir / "claude-code-scripted")
     for base in (example / "agent-evals/skills/baselines").glob("add-changelog-fragment--*"):
         base.unlink()
+    # their stored objects now belong to no bundle: the evidence gate names them until compaction removes them
+    assert main(["evidence", "compact", "--root", str(example)]) == 0
     _record(example, "fragment-feature", "fragment-second-note", "fragment-custom-type", "fragment-section")
     assert main(["baseline", "update", "--root", str(example)]) == 0
     capsys.readouterr()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval.checks.rules import HYGIENE
 from skill_eval.cli import main
 from skill_eval.commands import pr
 
@@ -42,7 +43,8 @@ def test_linked_skills_without_signs_of_one_by_one_publishing_are_a_plugin_and_g
     assert main(["pr", "--root", str(repo), "--json"]) == 0  # not red on day one: the links are warnings
     report = json.loads(capsys.readouterr().out)
     l0 = report["steps"][0]["detail"]
-    assert not l0["errors"] and {w["rule"] for w in l0["warnings"]} == {"link-leaves-skill"}
+    # (the fixture's bundled files are named by nothing: checks.hygiene's warnings are not what this tests)
+    assert not l0["errors"] and {w["rule"] for w in l0["warnings"] if w["rule"] not in HYGIENE} == {"link-leaves-skill"}
 
 
 @pytest.mark.parametrize("sign,why", [

@@ -20,6 +20,9 @@ REPO = Path(__file__).resolve().parents[2]
 HOST = "examples/towncrier-notes"
 NO_CI = {"PATH": "/usr/bin:/bin"}
 
+# the committed trust root: the founders' keys (agent-evals/skills/allowed_signers)
+FOUNDERS = ["founders@skill-eval", "founders-2026-12@skill-eval"]
+
 
 def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
@@ -56,7 +59,7 @@ def test_a_one_commit_repository_on_its_default_branch_is_its_own_base_printed_a
     base = base_of(sub_host)
     assert base is not None and base.ref == "HEAD" and "on the default branch main with no upstream" in base.how
     pol = trust.load(config.load(sub_host), None, NO_CI)
-    assert pol.label.startswith("HEAD (") and [s.principal for s in pol.signers] == ["founders@skill-eval"]
+    assert pol.label.startswith("HEAD (") and [s.principal for s in pol.signers] == FOUNDERS
 
 
 def test_a_feature_branch_reads_local_main_and_a_subfolder_host_its_own_files(sub_host: Path, tmp_path: Path):
@@ -69,7 +72,7 @@ def test_a_feature_branch_reads_local_main_and_a_subfolder_host_its_own_files(su
     git(repo, "commit", "-qam", "the change vouches for itself")
     pol = trust.load(config.load(sub_host), None, NO_CI)
     assert pol.base is not None and pol.base.ref == "main" and "local default branch" in pol.base.how
-    assert [s.principal for s in pol.signers] == ["founders@skill-eval"]  # mallory's key is not trusted
+    assert [s.principal for s in pol.signers] == FOUNDERS  # mallory's key is not trusted
     assert pol.signatures == "require"  # the loosening takes effect once merged, not here
     assert any("evals.signatures require -> warn (loosened)" in f for f in pol.findings), pol.findings
     assert any(f.startswith("allowed_signers adds mallory@example.invalid") for f in pol.findings), pol.findings
@@ -84,7 +87,7 @@ def test_a_depth_1_clone_reads_the_upstream_default_branch(sub_host: Path, tmp_p
     assert base is not None and base.ref == "origin/main" and base.how == "the upstream default branch"
     assert base.commit == git(repo, "rev-parse", "HEAD")
     pol = trust.load(config.load(clone / HOST), None, NO_CI)
-    assert [s.principal for s in pol.signers] == ["founders@skill-eval"]
+    assert [s.principal for s in pol.signers] == FOUNDERS
 
 
 def test_a_clone_with_no_remote_reads_local_main(sub_host: Path, tmp_path: Path):

@@ -19,10 +19,10 @@ release whose candidate was not clean and not waived, so no path leads from a di
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
+from skill_eval.core import gitrepo
 from skill_eval.core.errors import CheckFailed, InputError
 
 MAX_LISTED = 8
@@ -30,14 +30,12 @@ CI_VARS = ("GITHUB_SHA", "GITHUB_REF")
 
 
 def _git(root: Path, *args: str) -> str | None:
-    out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=False)
-    return out.stdout.strip() if out.returncode == 0 else None
+    return gitrepo.text(root, *args)
 
 
 def _changes(root: Path) -> list[str]:
     """Tracked changes and non-ignored untracked files, repository-relative (git status --porcelain -z)."""
-    out = subprocess.run(["git", "-C", str(root), "status", "--porcelain=v1", "-z", "--untracked-files=all"],
-                         capture_output=True, check=False)
+    out = gitrepo.git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all")
     if out.returncode != 0:
         return [f"git status failed: {out.stderr.decode(errors='replace').strip() or out.returncode}"]
     entries = out.stdout.decode(errors="replace").split("\0")
