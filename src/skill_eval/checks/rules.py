@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from skill_eval.checks.structure import Finding
+from skill_eval.checks.findings import Finding
 
 # Anthropic's skill authoring best practices: "For reference files longer than 100 lines, include a
 # table of contents at the top" (platform.claude.com/docs/en/agents-and-tools/agent-skills/best-practices)

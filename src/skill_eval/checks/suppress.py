@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from skill_eval.checks.structure import Finding
+from skill_eval.checks.findings import Finding
 from skill_eval.core import fsio, schemas, strict
 
 if TYPE_CHECKING:
