@@ -8,7 +8,7 @@ Not a test module (pytest collects test_*.py only); vulture reads it as code tha
 from skill_eval.commands import judge, local_paths
 from skill_eval.content import evals
 from skill_eval.core import strict, vocab
-from skill_eval.grading import golden, regrade
+from skill_eval.grading import golden, readers, regrade
 from skill_eval.harness import modelserver
 from skill_eval.harness.runner import normalize, recorder, sandbox, secrets
 from skill_eval.reporting import lift
@@ -25,6 +25,7 @@ sandbox.ActionFact.tree_after, sandbox.ActionFact.git_after, sandbox.ActionFact.
 # through a wider entry point).
 local_paths.home_hits, normalize.check_evidence, recorder.record_call, sandbox.Sandbox.for_scenario
 secrets.assert_no_secrets, golden.file_input, golden.envelope, strict._careful_parse, regrade.stale_label
+readers.Reader.informational
 # Dead, but in the harness, whose every byte is the tool-harness digest the committed evidence is bound to:
 # removed with the next re-record of all evidence (issue 34), not before.
 sandbox.Sandbox.run_dir, secrets.Scanner.too_short, modelserver.KIND_FOR_ADAPTER

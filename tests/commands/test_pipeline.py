@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import git, git_commit_all
 
 from skill_eval.cli import main
 
@@ -129,6 +130,8 @@ def test_both_hosts_untouched_pass_alike(repo_copy, tmp_path, capsys):
     assert rc == 0 and set(steps.values()) == {"ok"} and len(steps) == 8
     example = tmp_path / "towncrier-notes"
     shutil.copytree(EXAMPLE, example, ignore=shutil.ignore_patterns(".cache", "__pycache__"))
+    git(example, "init", "-q")  # the trust policy is read from git: outside a repository nothing verifies as signed
+    git_commit_all(example, "copy")
     rc, steps = same_verdict(example, capsys, surface=True)
     assert rc == 0 and steps["golden"] == "not_applicable" and steps["evidence"] == "ok"
 

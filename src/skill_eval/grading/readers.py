@@ -34,6 +34,10 @@ class Reader:
     checks: tuple[str, ...]
     why: str
 
+    @property
+    def informational(self) -> bool:
+        return not self.checks
+
 
 def read(*checks: str, why: str) -> Reader:
     return Reader(tuple(checks), why)
