@@ -414,90 +414,112 @@ def _check_call_numbers(calls: list[Call]) -> None:
         raise SkillEvalError(f"call numbers {numbers} are not 1..{len(numbers)}: a record was lost or invented")
 
 
+def _unusable(bundle: Bundle, root: Path, linkfree: bool, names: Collection[str] | None) -> Problem | None:
+    """Why `root` cannot be loaded as a bundle directory (None: it can). `root` as the caller named it."""
+    if linkfree or names is not None:
+        return None  # the caller's walk listed this very directory (a directory, not a link) a moment ago
+    try:  # one lstat: what `is_symlink() or not is_dir()` answered, errors included (pathlib ignores these four)
+        st = os.lstat(bundle.root)
+        usable = not stat.S_ISLNK(st.st_mode) and stat.S_ISDIR(st.st_mode)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
+            return Problem("meta.json", f"{root} cannot be read ({exc.strerror})")
+        usable = False
+    return None if usable else Problem("meta.json", f"{root} is not a bundle directory")
+
+
+class _Reader:
+    """`load`'s reading of one bundle's files: each read once, a problem recorded on the bundle, never raised."""
+
+    __slots__ = ("bundle", "names", "max_bytes", "present")
+
+    def __init__(self, bundle: Bundle, names: Collection[str] | None, max_bytes: int):
+        self.bundle, self.names, self.max_bytes = bundle, names, max_bytes
+        self.present: set[str] = set()
+
+    def text(self, name: str) -> str | None:
+        if self.names is not None and name not in self.names:
+            return None  # absent, as _fast_read's _MISSING says (optional judgments/facts, or a required file: reported below)
+        bundle = self.bundle
+        fast = _fast_read(bundle.root, name, self.max_bytes)
+        if fast is _MISSING:  # absent (optional judgments/facts, or a required file: reported below)
+            return None
+        try:
+            data = fast if isinstance(fast, bytes) else bundle.read_bytes(name)
+            self.present.add(name)
+            return strict.decode_utf8(data, name)
+        except SkillEvalError as exc:
+            if _missing(bundle.root, name):
+                return None
+            bundle.problems.append(Problem(name, _short(exc, name)))
+            self.present.add(name)
+            return None
+
+    def json_file(self, name: str) -> Any:
+        raw = self.text(name)
+        if raw is None:
+            return None
+        schema = SCHEMAS[name]
+        try:
+            value = strict.loads_json(raw, name)
+            if schema in formats.FORMATS:  # version check + upgrade before validation
+                value = formats.upgrade(value, schema, name)
+        except SkillEvalError as exc:
+            self.bundle.problems.append(Problem(name, _short(exc, name)))
+            return None
+        errs = schemas.errors(value, schema)
+        if errs:
+            self.bundle.problems.append(Problem(name, f"does not match schemas/{schema}.schema.json: {errs[0]}"))
+            return None
+        return value
+
+    def events(self) -> None:
+        raw = self.text("events.jsonl")
+        if raw is None:
+            return
+        try:
+            self.bundle.events = tuple(_parse_jsonl(raw, "events.jsonl", SCHEMAS["events.jsonl"]))
+        except SkillEvalError as exc:
+            self.bundle.problems.append(Problem("events.jsonl", _short(exc, "events.jsonl")))
+
+    def calls(self) -> None:
+        raw = self.text("calls.jsonl")
+        if raw is None:
+            return
+        try:
+            calls = [_to_call(r) for r in _parse_jsonl(raw, "calls.jsonl", SCHEMAS["calls.jsonl"])]
+            _check_call_numbers(calls)
+            self.bundle.calls = tuple(sorted(calls, key=lambda c: c.call))
+        except SkillEvalError as exc:
+            self.bundle.problems.append(Problem("calls.jsonl", _short(exc, "calls.jsonl")))
+
+
 def load(root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, linkfree: bool = False,
          names: Collection[str] | None = None) -> Bundle:
     """Load every file of the bundle at `root`. Never raises on bundle content.
     `linkfree`: the caller just walked `root` whole and met no symlink (Bundle.linkfree);
     `names`: the names of root's entries it listed then (a file not among them is absent: no open)."""
     bundle = Bundle(root=root if isinstance(root, Path) else Path(root), max_bytes=max_bytes, linkfree=linkfree)
-    if linkfree or names is not None:
-        usable = True  # the caller's walk listed this very directory (a directory, not a link) a moment ago
-    else:
-        try:  # one lstat: what `is_symlink() or not is_dir()` answered, errors included (pathlib ignores these four)
-            st = os.lstat(bundle.root)
-            usable = not stat.S_ISLNK(st.st_mode) and stat.S_ISDIR(st.st_mode)
-        except OSError as exc:
-            if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
-                bundle.problems.append(Problem("meta.json", f"{root} cannot be read ({exc.strerror})"))
-                return bundle
-            usable = False
-    if not usable:
-        bundle.problems.append(Problem("meta.json", f"{root} is not a bundle directory"))
+    refused = _unusable(bundle, root, linkfree, names)
+    if refused is not None:
+        bundle.problems.append(refused)
         return bundle
-    present = set()
-
-    def text(name: str) -> str | None:
-        if names is not None and name not in names:
-            return None  # absent, as _fast_read's _MISSING says (optional judgments/facts, or a required file: reported below)
-        fast = _fast_read(bundle.root, name, max_bytes)
-        if fast is _MISSING:  # absent (optional judgments/facts, or a required file: reported below)
-            return None
-        try:
-            data = fast if isinstance(fast, bytes) else bundle.read_bytes(name)
-            present.add(name)
-            return strict.decode_utf8(data, name)
-        except SkillEvalError as exc:
-            if _missing(bundle.root, name):
-                return None
-            bundle.problems.append(Problem(name, _short(exc, name)))
-            present.add(name)
-            return None
-
-    def json_file(name: str, schema: str) -> Any:
-        raw = text(name)
-        if raw is None:
-            return None
-        try:
-            value = strict.loads_json(raw, name)
-            if schema in formats.FORMATS:  # version check + upgrade before validation
-                value = formats.upgrade(value, schema, name)
-        except SkillEvalError as exc:
-            bundle.problems.append(Problem(name, _short(exc, name)))
-            return None
-        errs = schemas.errors(value, schema)
-        if errs:
-            bundle.problems.append(Problem(name, f"does not match schemas/{schema}.schema.json: {errs[0]}"))
-            return None
-        return value
-
-    bundle.meta = json_file("meta.json", SCHEMAS["meta.json"])
+    read = _Reader(bundle, names, max_bytes)
+    bundle.meta = read.json_file("meta.json")
     bundle.kind = bundle.meta["kind"] if bundle.meta else None
     kind = bundle.kind or "behavioral"
-
-    events_text = text("events.jsonl")
-    if events_text is not None:
-        try:
-            bundle.events = tuple(_parse_jsonl(events_text, "events.jsonl", SCHEMAS["events.jsonl"]))
-        except SkillEvalError as exc:
-            bundle.problems.append(Problem("events.jsonl", _short(exc, "events.jsonl")))
-    calls_text = text("calls.jsonl")
-    if calls_text is not None:
-        try:
-            calls = [_to_call(r) for r in _parse_jsonl(calls_text, "calls.jsonl", SCHEMAS["calls.jsonl"])]
-            _check_call_numbers(calls)
-            bundle.calls = tuple(sorted(calls, key=lambda c: c.call))
-        except SkillEvalError as exc:
-            bundle.problems.append(Problem("calls.jsonl", _short(exc, "calls.jsonl")))
-    bundle.final_text = text("final.md")
-    text("prompt.txt")
-    bundle.claim_file = json_file("claim.json", SCHEMAS["claim.json"])
-    bundle.usage = json_file("usage.json", SCHEMAS["usage.json"])
+    read.events()
+    read.calls()
+    bundle.final_text = read.text("final.md")
+    read.text("prompt.txt")
+    bundle.claim_file = read.json_file("claim.json")
+    bundle.usage = read.json_file("usage.json")
     # judgments.json is not read here: only grading/judgments.read_judgments reads it, and only verified
     # entries reach a grade (bundle.judgments is set by judgments.graded)
-    bundle.facts = json_file("facts.json", SCHEMAS["facts.json"])
-    bundle.present = frozenset(present)
+    bundle.facts = read.json_file("facts.json")
+    bundle.present = frozenset(read.present)
     for name in REQUIRED.get(kind, ()):
-        if name not in present:
+        if name not in read.present:
             bundle.problems.append(Problem(name, f"missing (required for a {kind} bundle)"))
     return bundle
 

@@ -436,10 +436,23 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
 
     # [[evals.matrix]]: every expected bundle in every cell of the stage's profile ("" = no matrix)
     cells = cfg.cells(stage)
-    # by slot's fields (+ cell): a plain tuple hashes in C (Slot's generated __hash__/__eq__ are Python calls)
-    runs: dict[RunKey, list[_Seen]] = {}
     # A/A calibration bundles (run id ending -aa): checked like any bundle, never counted toward the gates
     aa = [f.slot is not None and is_aa(f.rel) for f in found]
+    runs = _judge_bundles(cfg, report, found, aa, full, cells, stage)
+    by_slot = _judge_runs(report, runs, full)
+    _judge_pending(cfg, report, expected, full, cells, runs, by_slot, stage)
+    catalog = get_catalog()
+    _judge_grades(cfg, report, found, aa, stage)
+    _quality_gates(cfg, report, catalog, cells, stage)
+    return report
+
+
+def _judge_bundles(cfg: Config, report: Report, found: list[_Seen], aa: list[bool], full: set[Slot],
+                   cells: tuple[str, ...], stage: str) -> dict[RunKey, list[_Seen]]:
+    """Each bundle's own problems (unreadable, seal, judgments, cell, contamination); its recorded runs by key."""
+    errors = report.errors
+    # by slot's fields (+ cell): a plain tuple hashes in C (Slot's generated __hash__/__eq__ are Python calls)
+    runs: dict[RunKey, list[_Seen]] = {}
     for f, is_aa_run in zip(found, aa, strict=True):
         for p in f.problems:
             errors.append(f"unreadable: evidence/{f.rel}: {p}")
@@ -465,6 +478,11 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
             reasons = f.contamination if f.contamination is not None else contamination_of(cfg, evidence_dir(cfg) / f.rel)
             for why in reasons:
                 errors.append(f"contaminated: evidence/{f.rel}: {why}")
+    return runs
+
+
+def _judge_runs(report: Report, runs: dict[RunKey, list[_Seen]], full: set[Slot]) -> dict[Slot, list[_Seen]]:
+    """Duplicated runs (one key, several bundles) and extra ones (no suite expects the slot); the runs by slot."""
     by_slot: dict[Slot, list[_Seen]] = {}
     for fields, fs in sorted(runs.items()):
         slot = Slot(*fields[:5])
@@ -475,7 +493,13 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
                                  "bundles: " + ", ".join(f"evidence/{f.rel}" for f in fs))
         if slot not in full:
             report.errors.append(f"extra: evidence/{fs[0].rel} is not expected by any suite (unknown item, arm or k)")
+    return by_slot
 
+
+def _judge_pending(cfg: Config, report: Report, expected: set[Slot], full: set[Slot], cells: tuple[str, ...],
+                   runs: dict[RunKey, list[_Seen]], by_slot: dict[Slot, list[_Seen]], stage: str) -> None:
+    """evidence-pending.yaml checked against the suites, then every expected run with no bundle: missing,
+    unless a pending entry excuses it (never in the release stage); the entries still pending, listed."""
     pending = load_pending(cfg)
     pend_keys: dict[tuple[str, str], dict[str, str]] = {}
     full_items = {(s.kind, s.item) for s in full}
@@ -503,7 +527,11 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
         if key in expected_items:
             report.pending.append(f"PENDING {key[0]} {key[1]}: {pend_keys[key]['reason']}")
 
-    catalog = get_catalog()
+
+def _judge_grades(cfg: Config, report: Report, found: list[_Seen], aa: list[bool], stage: str) -> None:
+    """Each graded bundle: stale (unless a re-record deferral excuses it), a failed bundle or receipt check,
+    the release rule; its grade kept for the gates unless it is an A/A run."""
+    errors = report.errors
     deferrals = _deferrals(cfg, stage) if found else None
     grades = report.grades
     for f, is_aa_run in zip(found, aa, strict=True):
@@ -527,6 +555,10 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
     if deferrals is not None:
         report.pending += deferrals.pending_lines()
         report.errors += deferrals.problems()
+
+
+def _quality_gates(cfg: Config, report: Report, catalog: Catalog, cells: tuple[str, ...], stage: str) -> None:
+    """pass^k, the trigger gate and the baselines gate, over the skill-agent arm's grades."""
     zero = catalog.rubric.zero_tolerance if catalog.rubric else ZERO_TOLERANCE_DEFAULT
     # The quality gates judge the arm that ships (skill-agent). Comparison arms must be present, fresh,
     # well-formed and uncontaminated (above), but their grades are lift evidence: a baseline failing
@@ -539,7 +571,6 @@ def _judge(cfg: Config, report: Report, found: list[_Seen], layout: list[str], e
         mine = [g for g in shipped if _cell(g) == cell] if cell else shipped
         report.errors += [f"[{cell}] {p}" if cell else p for p in gates.trigger_gate(cfg, mine, expected_skill)]
     report.errors += baselines.gate(cfg, shipped, stage)  # keyed by (skill, agent, model): per cell already
-    return report
 
 
 def release_sources(cfg: Config) -> tuple[str, ...]:
