@@ -10,6 +10,7 @@ the baseline rule for a normal assertion and through pass^k for a zero-tolerance
 import subprocess
 
 import yaml
+from conftest import git_commit_all
 from oracle_host import SKILLS, TOML, make_host
 
 from skill_eval.cli import main
@@ -118,6 +119,7 @@ def test_a_host_without_subject_records_and_passes(tmp_path, capsys):
     git(root, "init", "-q")
     assert main(["generate", "--root", str(root)]) == 0
     assert main(["pack", "--root", str(root)]) == 0
+    git_commit_all(root, "host")  # the trust policy is read at a commit (under CI=true a repository without one is exit 2)
     record(root)
     assert main(["baseline", "update", "--root", str(root)]) == 0
     capsys.readouterr()

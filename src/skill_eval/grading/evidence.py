@@ -1,30 +1,19 @@
 """The evidence gate (DESIGN §5 "evidence completeness", §9.4): checked, never trusted.
 
-1. Derive the expected set from the selection rule (`selection.select` +
-   `selection.expected_bundles`): risk suite in pr, full with --suite full.
-2. Walk `evidence/<skill|trigger>/<arm>/<run-id>/<item>/<k>/`; meta.json is the authority
-   and the path must agree with it. Reject missing, extra (not expected by the *full*
-   suite — a committed full-suite bundle is not "extra" in a risk-suite run), duplicated
-   (two bundles for one expected slot), stale (freshness) and unreadable bundles.
-3. Re-grade every bundle and apply the gates: pass^k for 2/6, baselines for 1/3 (and 4/5
-   in the release stage), trigger activation thresholds.
+1. The expected set comes from the selection rule (`selection.select` + `expected_bundles`): the risk suite in
+   pr, full with --suite full, per arm the stage's profile requires (`[evals] arms`; behavioural scenarios for
+   every required arm, trigger prompts for skill-agent only), in every `[[evals.matrix]]` cell.
+2. `evidence/<skill|trigger>/<arm>/<run-id>/<item>/<k>/` is walked; meta.json is the authority and the path must
+   agree with it. Missing, extra (expected by no suite or arm), duplicated (two bundles for one run key), stale
+   (freshness), unreadable and contaminated bundles (a baseline/docs run that could discover or read the skill
+   under test, or lacks the runner's `meta.arm_isolation` attestation) are rejected.
+3. Every bundle is re-graded and the gates applied to skill-agent: pass^k for 2/6, baselines for 1/3 (4/5 at
+   release), trigger thresholds; other arms' grades are lift evidence. A/A bundles (run id ending `-aa`) are
+   checked like any bundle, never duplicated, missing or counted toward pass^k (the scorecard's noise floor).
 
-Arms (DESIGN §11): the expected set is built per arm the stage's profile requires
-(`[evals] arms`, pr for the merge stage, release for release; default skill-agent only):
-behavioural scenarios for every required arm, trigger prompts for skill-agent only. A bundle
-of an arm no profile requires is "extra". A baseline/docs bundle fails as **contaminated**
-when the skill under test was discoverable or read (isolation.contamination, plus the
-runner's `meta.arm_isolation` attestation, whose absence fails closed). The pass^k,
-baseline and trigger gates judge skill-agent only; other arms' grades are lift evidence.
-A/A calibration bundles (`run --aa`, run id ending `-aa`) are allowed alongside the slot
-they repeat: checked for readability, freshness and contamination like any bundle, never
-"duplicated", never missing, never counted toward pass^k (the scorecard uses them for the
-noise floor).
-
-Missing evidence and stale evidence fail the same way. With no evidence recorded yet,
-`evidence-pending.yaml` names the (kind, item) pairs still pending, with a reason: each
-is printed loudly, excuses only a *missing* bundle in the merge stage, and is itself an
-error once it has evidence or names nothing expected — so the list can only shrink.
+Missing and stale evidence fail alike. `evidence-pending.yaml` names (kind, item) pairs with no evidence yet and
+a reason: printed loudly, excusing only a *missing* bundle in the merge stage, and an error once it has evidence
+or names nothing expected — so the list can only shrink.
 """
 
 from __future__ import annotations
@@ -41,13 +30,7 @@ from skill_eval.core import formats, fsio, schemas, seal, strict
 from skill_eval.core.errors import SkillEvalError, message_of
 from skill_eval.grading import baselines, gates, isolation, judgments, regrade
 from skill_eval.grading import bundle as bundle_mod
-from skill_eval.grading.graders import (
-    RECEIPT,
-    ZERO_TOLERANCE_DEFAULT,
-    Catalog,
-    Grade,
-    release_source_problem,
-)
+from skill_eval.grading.graders import RECEIPT, ZERO_TOLERANCE_DEFAULT, Catalog, Grade, release_source_problem
 
 if TYPE_CHECKING:
     from skill_eval.grading.rerecord import Deferrals
