@@ -17,18 +17,6 @@ from typing import Any
 from skill_eval.core.ci_formats import LEVELS, CiCheck, CiResult, github_annotations, to_junit, to_sarif
 from skill_eval.core.output import emit
 
-VERSION_FALLBACK = "0"
-EXPLAIN_HINT = "skill-eval explain {rule}"
-
-
-def _version() -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version("skill-eval")
-    except metadata.PackageNotFoundError:  # a source checkout run without an install
-        return VERSION_FALLBACK
-
 
 def result_of(finding: Mapping[str, Any]) -> CiResult:
     """A CiResult from one finding's JSON form (L0, triggers); an unknown level reads as an error."""
@@ -71,9 +59,14 @@ def emit_findings(args: Any, tool: str, results: Sequence[CiResult], text_lines:
     annotation per error and warning and a summary line, so the findings show on the pull request."""
     fmt = ci_format(args)
     if fmt == "sarif":
-        log = to_sarif(results, tool=tool, version=_version(), help_uri="")
+        from skill_eval import __version__
+        from skill_eval.commands.explain import rule_pages
+
+        log = to_sarif(results, tool=tool, version=__version__)
+        pages = rule_pages()  # only a rule `explain` has a page for gets a pointer to it
         for rule in log["runs"][0]["tool"]["driver"]["rules"]:
-            rule["help"] = {"text": f"run `{EXPLAIN_HINT.format(rule=rule['id'].split(':')[0])}`"}
+            if rule["id"] in pages:
+                rule["help"] = {"text": f"run `skill-eval explain {rule['id']}`"}
         sys.stdout.write(json.dumps(log, indent=2, sort_keys=True) + "\n")
     elif fmt == "junit":
         sys.stdout.write(to_junit(results, suite=tool, checks=checks))
