@@ -62,6 +62,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from skill_eval.checks.findings import Finding  # the one finding record, L0 and triggers alike
 from skill_eval.content.config import Config, Triggers
 from skill_eval.content.evals import TriggerPrompt
 
@@ -398,30 +399,6 @@ GAP_RULE = "trigger-description-gap"
 MISSING_SHOWN = 6  # missing words named per finding, most specific first
 
 
-@dataclass(frozen=True)
-class Finding:
-    """A trigger finding with what a SARIF result needs: rule id, level, file, line (0: none) and message.
-    `id` (rule:where:subject) is stable across edits elsewhere, like an L0 finding's."""
-
-    level: str
-    where: str
-    message: str
-    rule: str = GAP_RULE
-    subject: str = ""
-    line: int = 0
-
-    @property
-    def id(self) -> str:
-        return f"{self.rule}:{self.where}" + (f":{self.subject}" if self.subject else "")
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"level": self.level, "where": self.where, "message": self.message, "rule": self.rule, "id": self.id,
-                **({"line": self.line} if self.line else {})}
-
-    def __str__(self) -> str:
-        return f"{self.level}: {self.where}{f':{self.line}' if self.line else ''}: {self.message} [{self.id}]"
-
-
 def description_gaps(scorer: Scorer, preds: list[Prediction], prompts: Sequence[TriggerPrompt],
                      where: Mapping[str, tuple[str, int]]) -> list[Finding]:
     """A missed positive whose words the expected skill's description does not share (fewer matched terms than a
@@ -455,7 +432,7 @@ def description_gaps(scorer: Scorer, preds: list[Prediction], prompts: Sequence[
             f"{len(shared)} of the prompt's words{has}, a prediction needs "
             f"{_needed(prompt, terms_needed)}. Missing: {words}{others}. Add the words its users would use to the "
             "description, if the skill is meant for such requests",
-            subject=f"{p.expected}:{p.prompt_id}", line=line))
+            GAP_RULE, f"{p.expected}:{p.prompt_id}", line))
     return out
 
 
